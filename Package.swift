@@ -1,0 +1,56 @@
+// swift-tools-version: 6.0
+//
+// CloudDocuments: Apple's document / file-presenter / file-coordinator model for Linux.
+// No package dependencies: only what the Swift toolchain ships, plus the system zlib
+// (used by the example image document's PNG codec only).
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "CloudDocuments",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FileCoordination", targets: ["FileCoordination"]),
+        .library(name: "CloudDocuments", targets: ["CloudDocuments"]),
+        .library(name: "ExampleDocuments", targets: ["ExampleDocuments"]),
+        .executable(name: "clouddocs-demo", targets: ["clouddocs-demo"]),
+        .executable(name: "text-editor", targets: ["text-editor"]),
+        .executable(name: "image-tool", targets: ["image-tool"]),
+        .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
+        .executable(name: "document-benchmark", targets: ["document-benchmark"]),
+    ],
+    targets: [
+        // MARK: Library
+        .target(name: "FileCoordination", swiftSettings: strict),
+        .target(name: "CloudDocuments", dependencies: ["FileCoordination"], swiftSettings: strict),
+
+        // MARK: Examples
+        .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "ExampleDocuments", dependencies: ["CloudDocuments", "CZlib"],
+                path: "Examples/ExampleDocuments", swiftSettings: strict),
+        .executableTarget(name: "clouddocs-demo", dependencies: ["ExampleDocuments"],
+                          path: "Examples/clouddocs-demo", swiftSettings: strict),
+        .executableTarget(name: "text-editor", dependencies: ["ExampleDocuments"],
+                          path: "Examples/text-editor", swiftSettings: strict),
+        .executableTarget(name: "image-tool", dependencies: ["ExampleDocuments"],
+                          path: "Examples/image-tool", swiftSettings: strict),
+
+        // MARK: Benchmarks (run with `swift run -c release <name>`)
+        .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination"],
+                          swiftSettings: strict),
+        .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments"],
+                          swiftSettings: strict),
+
+        // MARK: Tests
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination"],
+                          path: "Tests/CoordinationTestHelper", swiftSettings: strict),
+        .testTarget(name: "FileCoordinationTests",
+                    dependencies: ["FileCoordination", "CoordinationTestHelper"], swiftSettings: strict),
+        .testTarget(name: "CloudDocumentsTests",
+                    dependencies: ["CloudDocuments", "CoordinationTestHelper"], swiftSettings: strict),
+        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments"],
+                    resources: [.copy("Fixtures")], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,59 @@
+import Foundation
+
+extension Coordinator {
+    /// Coordinates every intent without blocking the caller: the waiting happens on a background
+    /// thread, then `accessor` runs on `queue` with `nil` while all the locks are held (they are
+    /// released when it returns). If the coordination fails, `accessor` runs on `queue` with the
+    /// ``CoordinationError`` and no lock is held.
+    ///
+    /// Deviation from Apple: ``FileAccessIntent`` is a value type, so a moved item's new URL is not
+    /// visible through the caller's intents here; use the `async` variant to receive updated intents.
+    public func coordinate(
+        with intents: [FileAccessIntent], queue: OperationQueue,
+        byAccessor accessor: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        DispatchQueue.global().async {
+            do {
+                let access = try CoordinatedAccess.begin(intents, coordinator: self)
+                queue.addOperation {
+                    var access = access
+                    access.run { accessor(nil) }
+                    access.end()
+                }
+            } catch {
+                queue.addOperation { accessor(error) }
+            }
+        }
+    }
+
+    /// Coordinates every intent, suspending (not blocking) the calling task while waiting, then runs
+    /// `accessor` on a background thread with the intents (their `url`s updated if an item moved
+    /// while waiting) while all the locks are held, and returns its result.
+    ///
+    /// Cancelling the calling `Task` ends the wait with ``CoordinationError/cancelled``; once the
+    /// accessor has started it runs to completion. Throws ``CoordinationError`` when the
+    /// coordination fails (the accessor did not run), or what the accessor throws.
+    public func coordinate<T: Sendable>(
+        with intents: [FileAccessIntent],
+        byAccessor accessor: @escaping @Sendable ([FileAccessIntent]) throws -> T
+    ) async throws -> T {
+        let taskCancellation = CancellationToken()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                DispatchQueue.global().async {
+                    do {
+                        var access = try CoordinatedAccess.begin(intents, coordinator: self, extraTokens: [taskCancellation])
+                        let updated = access.intents
+                        let result = Result { try access.run { try accessor(updated) } }
+                        access.end()
+                        continuation.resume(with: result)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            taskCancellation.cancel()
+        }
+    }
+}

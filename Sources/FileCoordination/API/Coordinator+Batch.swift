@@ -1,0 +1,39 @@
+import Foundation
+
+extension Coordinator {
+    /// Prepares presenters for a batch of coordinated accesses: every presenter of the items is
+    /// asked to relinquish them (readers' presenters also to save, unless `.withoutChanges`), once,
+    /// before `batchAccessor` runs. Inside `batchAccessor`, make the individual `coordinate` calls,
+    /// then call the completion handler it receives — the presenters' reacquirers run then.
+    ///
+    /// No lock is held by the batch itself. `batchAccessor` runs on the calling thread. Throws
+    /// ``CoordinationError`` if a presenter refuses or the wait fails (the batch accessor is not
+    /// run), or rethrows what `batchAccessor` throws (reacquirers then run at once).
+    public func prepare(
+        forReadingItemsAt readingURLs: [URL], options readingOptions: ReadingOptions = [],
+        writingItemsAt writingURLs: [URL], options writingOptions: WritingOptions = [],
+        byAccessor batchAccessor: (@escaping @Sendable () -> Void) throws -> Void
+    ) throws {
+        let intents = readingURLs.map { FileAccessIntent.readingIntent(with: $0, options: readingOptions) }
+            + writingURLs.map { FileAccessIntent.writingIntent(with: $0, options: writingOptions) }
+        guard !intents.isEmpty else {
+            try batchAccessor({})
+            return
+        }
+        let context = WaitContext(timeout: timeout, tokens: [cancellation])
+        try context.check()
+        let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter,
+                                           requester: effectiveOwner, context: context)
+        let reacquirers = try messenger.prepare(intents.map(ResolvedAccess.init))
+        let once = AnswerOnce()
+        let completion: @Sendable () -> Void = {
+            if once.first() { PresenterMessenger.run(reacquirers) }
+        }
+        do {
+            try batchAccessor(completion)
+        } catch {
+            completion()
+            throw error
+        }
+    }
+}

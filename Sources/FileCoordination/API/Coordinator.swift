@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// Coordinates reading and writing of files and directories with other coordinators — in this
+/// process and in every other process of the same user — and with file presenters: Apple's
+/// `NSFileCoordinator`, for Linux.
+///
+/// Create one coordinator per operation (optionally on behalf of a ``FilePresenter``, which is then
+/// never told about this coordinator's own accesses), and run your file access inside one of the
+/// `coordinate` calls. Readers share an item; a writer excludes readers and writers; access inside
+/// a *package* counts as access to the whole package; a delete, move or replace of a directory
+/// excludes everything inside it. The locks live in lock files (see Docs/Coordination.md) held with
+/// open-file-description locks, so they work across processes and vanish with a killed process.
+///
+/// ## Errors
+/// Every call throws ``CoordinationError`` when the accessor could not be run (cancelled, timed
+/// out, would deadlock, a presenter refused, the lock directory is unusable) — then no lock is
+/// held and the accessor did not run. An error thrown *by your accessor* is rethrown unchanged,
+/// after the locks are released.
+///
+/// ## Threading
+/// The synchronous calls block the calling thread while they wait and run the accessor on it.
+/// Presenter messages are delivered on each presenter's `presentedItemOperationQueue`. A
+/// coordinator may be used from any thread; ``cancel()`` may be called from any thread.
+public final class Coordinator: Sendable {
+    let filePresenter: (any FilePresenter)?
+    let owner = LockOwner()
+    let cancellation = CancellationToken()
+    private let settings: Mutex<(purpose: String, timeout: Duration?)>
+
+    /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
+    /// about this coordinator's accesses, and whose own coordinations join this one's locks while
+    /// it answers a save or deletion request).
+    public init(filePresenter: (any FilePresenter)? = nil) {
+        self.filePresenter = filePresenter
+        self.settings = Mutex((UUID().uuidString, nil))
+    }
+
+    /// Coordinators with the same purpose identifier never block each other, in this process or in
+    /// others. Defaults to a string unique to this coordinator. Reading or setting it makes the
+    /// coordinator use the (slightly slower) group protocol for the locks it takes afterwards,
+    /// since the identifier may then be shared.
+    public var purposeIdentifier: String {
+        get {
+            let purpose = settings.withLock { $0.purpose }
+            owner.setGroup(purpose)
+            return purpose
+        }
+        set {
+            settings.withLock { $0.purpose = newValue }
+            owner.setGroup(newValue)
+        }
+    }
+
+    /// The longest any single coordination call waits (for locks and for presenters' answers)
+    /// before throwing ``CoordinationError/timedOut``. `nil` (the default) waits forever, like Apple's.
+    public var timeout: Duration? {
+        get { settings.withLock { $0.timeout } }
+        set { settings.withLock { $0.timeout = newValue } }
+    }
+
+    /// Cancels this coordinator: waits in progress throw ``CoordinationError/cancelled`` at once,
+    /// and later calls throw it without waiting. Messages already sent to presenters are not
+    /// recalled. Safe to call from any thread, any number of times.
+    public func cancel() {
+        cancellation.cancel()
+    }
+
+    /// The owner whose locks this coordinator uses: its own, or — while its presenter answers a
+    /// save or deletion request — the requester's.
+    var effectiveOwner: LockOwner {
+        if let filePresenter, let borrowed = PresenterBorrowing.owner(for: filePresenter) { return borrowed }
+        return owner
+    }
+
+    // MARK: Presenter registry
+
+    /// Registers `presenter` process-wide. It is held weakly; remove it before it goes away.
+    /// Register from inside a coordinated read so no change slips by unnoticed.
+    public static func addFilePresenter(_ presenter: any FilePresenter) {
+        PresenterRegistry.shared.add(presenter)
+    }
+
+    /// Unregisters `presenter`. Removing one that is not registered does nothing.
+    public static func removeFilePresenter(_ presenter: any FilePresenter) {
+        PresenterRegistry.shared.remove(presenter)
+    }
+
+    /// Every registered presenter still alive.
+    public static var filePresenters: [any FilePresenter] {
+        PresenterRegistry.shared.all
+    }
+
+    // MARK: Packages
+
+    /// Declares directories with this extension (for example `"pages"` or `".bundle"`) to be
+    /// packages: any access to an item inside one counts as access to the whole package. Applies to
+    /// coordinations that start afterwards; every cooperating process must register it too.
+    public static func registerPackageExtension(_ pathExtension: String) {
+        PackageExtensions.register(pathExtension)
+    }
+
+    /// Stops treating directories with this extension as packages.
+    public static func unregisterPackageExtension(_ pathExtension: String) {
+        PackageExtensions.unregister(pathExtension)
+    }
+
+    /// The registered package extensions (lowercased, without the dot).
+    public static var packageExtensions: Set<String> {
+        PackageExtensions.all
+    }
+
+    // MARK: Internal driver
+
+    func perform<T>(_ intents: [FileAccessIntent], _ accessor: ([URL]) throws -> T) throws -> T {
+        var access = try CoordinatedAccess.begin(intents, coordinator: self)
+        let urls = access.urls
+        let result = Result { try access.run { try accessor(urls) } }
+        access.end()
+        return try result.get()
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// An object that presents a file or directory to the user and wants to hear when other code
+/// reads, writes, moves or deletes it: Apple's `NSFilePresenter`, for Linux.
+///
+/// Register a presenter with ``Coordinator/addFilePresenter(_:)`` (ideally from inside a
+/// coordinated read, so no change slips by between reading and registering) and remove it with
+/// ``Coordinator/removeFilePresenter(_:)`` before it goes away. The registry holds presenters
+/// weakly: a presenter that is deallocated simply stops receiving messages.
+///
+/// ## Threading
+/// Every message below is delivered on ``presentedItemOperationQueue``, never on the thread of the
+/// coordinator that caused it. ``presentedItemURL`` may be read on any thread at any time,
+/// including from inside coordinator calls, so it must be safe to read concurrently.
+///
+/// ## Answering
+/// The methods that take a completion handler or a block **must** call it exactly once. A
+/// coordinator that messaged the presenter waits for the answer (bounded by its
+/// ``Coordinator/timeout``); an error passed to a completion handler vetoes the access: the
+/// accessor does not run and the coordinator throws ``CoordinationError/presenterFailed(_:)``.
+///
+/// Every method except the two required properties has a default implementation that answers at
+/// once with success (or does nothing), as Apple's optional methods behave when not implemented.
+public protocol FilePresenter: AnyObject, Sendable {
+    /// The item this presenter presents; `nil` when it does not exist yet.
+    /// Read on any thread, at any time.
+    var presentedItemURL: URL? { get }
+
+    /// The queue on which every message to this presenter is delivered.
+    /// Use a serial queue (`maxConcurrentOperationCount = 1`) unless the presenter is thread-safe.
+    var presentedItemOperationQueue: OperationQueue { get }
+
+    /// Another coordinator wants to read the item. Stop what would disturb a reader, then call
+    /// `reader`, optionally passing a *reacquirer* that is run on this presenter's queue when the
+    /// reader is done.
+    func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void)
+
+    /// Another coordinator wants to write the item. Stop editing, then call `writer`, optionally
+    /// passing a *reacquirer* that is run on this presenter's queue when the writer is done.
+    func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void)
+
+    /// Save unsaved changes now, because someone is about to read (or merge) the item. Call the
+    /// handler with `nil` when saved, or with an error to refuse (the other party then fails with
+    /// ``CoordinationError/presenterFailed(_:)``).
+    func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// The item is about to be deleted. Close it, then call the handler (`nil`, or an error to veto).
+    func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// The item was moved or renamed to `newURL` by a coordinated move.
+    func presentedItemDidMove(to newURL: URL)
+
+    /// The item's contents or attributes were changed by a coordinated write.
+    func presentedItemDidChange()
+
+    /// (Directories) A new item appeared inside the presented directory, at `url`.
+    func presentedSubitemDidAppear(at url: URL)
+
+    /// (Directories) An item inside the presented directory changed, at `url`.
+    func presentedSubitemDidChange(at url: URL)
+
+    /// (Directories) An item inside the presented directory moved from `oldURL` to `newURL`.
+    func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL)
+
+    /// (Directories) An item inside the presented directory, at `url`, is about to be deleted.
+    /// Call the handler with `nil`, or with an error to veto.
+    func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+}
+
+extension FilePresenter {
+    public func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        reader(nil)
+    }
+    public func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        writer(nil)
+    }
+    public func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+    public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+    public func presentedItemDidMove(to newURL: URL) {}
+    public func presentedItemDidChange() {}
+    public func presentedSubitemDidAppear(at url: URL) {}
+    public func presentedSubitemDidChange(at url: URL) {}
+    public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
+    public func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// One coordinated access in progress: locks held, presenters prepared, accessor not yet run.
+///
+/// `begin` does all the waiting (locks, then presenters' answers); `end` gives everything back
+/// and tells presenters what changed. Between the two, the caller runs the accessor — on the same
+/// thread for the synchronous calls, on the caller's `OperationQueue` for the queue variant.
+struct CoordinatedAccess: Sendable {
+    var accesses: [ResolvedAccess]
+    var held: HeldLocks
+    let reacquirers: PresenterMessenger.Reacquirers
+    let messenger: PresenterMessenger
+    /// Snapshots made for `.forUploading` reads, removed in `end`.
+    var snapshots: [URL: URL] = [:]
+
+    static func begin(
+        _ intents: [FileAccessIntent], coordinator: Coordinator, extraTokens: [CancellationToken] = []
+    ) throws(CoordinationError) -> CoordinatedAccess {
+        try validate(intents)
+        let context = WaitContext(timeout: coordinator.timeout, tokens: [coordinator.cancellation] + extraTokens)
+        try context.check()
+        var intents = intents
+        // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
+        for _ in 0..<8 {
+            let sequence = MoveLog.sequence
+            let accesses = intents.map(ResolvedAccess.init)
+            let owner = coordinator.effectiveOwner
+            var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context)
+            if MoveLog.sequence != sequence {
+                let moved = accesses.map { MoveLog.currentPath(of: $0.itemPath, since: sequence) }
+                if zip(moved, accesses).contains(where: { $0 != $1.itemPath }) {
+                    held.release()
+                    for index in intents.indices where moved[index] != accesses[index].itemPath {
+                        intents[index].url = URL(fileURLWithPath: moved[index])
+                    }
+                    continue
+                }
+            }
+            let messenger = PresenterMessenger(
+                registry: .shared, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
+            let reacquirers: PresenterMessenger.Reacquirers
+            do {
+                reacquirers = try messenger.prepare(accesses)
+            } catch {
+                held.release()
+                throw error
+            }
+            var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger)
+            do {
+                try access.makeSnapshots()
+            } catch {
+                access.end()
+                throw error
+            }
+            return access
+        }
+        throw .timedOut
+    }
+
+    /// The URL the accessor gets for each intent.
+    var urls: [URL] {
+        accesses.map { snapshots[$0.intent.url] ?? $0.accessorURL }
+    }
+
+    var intents: [FileAccessIntent] {
+        accesses.map { access in
+            var intent = access.intent
+            intent.url = snapshots[access.intent.url] ?? access.accessorURL
+            return intent
+        }
+    }
+
+    /// Runs `accessor` with this thread's claims recorded (for deadlock detection).
+    func run<T>(_ accessor: () throws -> T) rethrows -> T {
+        let record = held.threadRecord()
+        ThreadClaims.push(record)
+        defer { ThreadClaims.pop(record.count) }
+        return try accessor()
+    }
+
+    /// Releases the locks, removes snapshots, tells presenters what changed and runs reacquirers.
+    mutating func end() {
+        held.release()
+        for snapshot in snapshots.values { try? FileManager.default.removeItem(at: snapshot.deletingLastPathComponent()) }
+        snapshots.removeAll()
+        messenger.finish(accesses)
+        PresenterMessenger.run(reacquirers)
+    }
+
+    private mutating func makeSnapshots() throws(CoordinationError) {
+        let uploads = accesses.filter { $0.readingOptions.contains(.forUploading) && !$0.isWrite }
+        guard !uploads.isEmpty else { return }
+        for access in uploads {
+            snapshots[access.intent.url] = try UploadSnapshot.make(of: access.accessorURL, isDirectory: access.isDirectory)
+        }
+        // The original is released early when every intent was an upload read.
+        if uploads.count == accesses.count { held.release() }
+    }
+
+    private static func validate(_ intents: [FileAccessIntent]) throws(CoordinationError) {
+        guard !intents.isEmpty else { throw .invalidRequest("no intent was given.") }
+        for intent in intents {
+            guard intent.url.isFileURL else { throw .invalidRequest("\(intent.url) is not a file URL.") }
+            if case .writing(let options) = intent.kind, options.rawValue.nonzeroBitCount > 1 {
+                throw .invalidRequest("use at most one writing option per intent (got \(options.rawValue)).")
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The locks taken for one coordinated access, in the order taken, so they can be given back in
+/// reverse. Claims are always taken in path order, which keeps two multi-item coordinations from
+/// deadlocking each other.
+struct HeldLocks: Sendable {
+    let owner: LockOwner
+    private(set) var taken: [(path: String, access: LockOwner.Access)] = []
+    let claims: [LockClaim]
+
+    /// Takes every claim, waiting as `context` allows. On failure nothing stays held.
+    static func acquire(_ claims: [LockClaim], owner: LockOwner, context: WaitContext) throws(CoordinationError) -> HeldLocks {
+        var held = HeldLocks(owner: owner, claims: claims)
+        do {
+            let directory = try LockDirectory.current()
+            let stepper = LockStepper(context: context, owner: owner)
+            for claim in claims {
+                let file = LockTable.shared.file(for: claim.path, in: directory)
+                let access: LockOwner.Access = claim.exclusive ? .write : .read
+                try owner.acquire(access, on: file, directory: directory, stepper: stepper)
+                held.taken.append((claim.path, access))
+                if claim.subtree {
+                    try owner.acquire(.tree, on: file, directory: directory, stepper: stepper)
+                    held.taken.append((claim.path, .tree))
+                    for inner in descendantLockFiles(of: claim.path, in: directory) {
+                        let innerFile = LockTable.shared.file(for: inner.key, filePath: inner.filePath)
+                        try owner.acquire(.write, on: innerFile, directory: directory, stepper: stepper)
+                        held.taken.append((inner.key, .write))
+                    }
+                }
+            }
+        } catch {
+            held.release()
+            throw error
+        }
+        return held
+    }
+
+    mutating func release() {
+        for (path, access) in taken.reversed() { owner.release(access, on: path) }
+        taken.removeAll()
+    }
+
+    /// The claims as this thread's record, for deadlock detection while the accessor runs.
+    func threadRecord() -> [ThreadClaims.Held] {
+        let group = owner.groupKey
+        return claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: $0.subtree, group: group) }
+    }
+
+    /// The lock files of the items inside `directory`, found by listing the mirrored folder.
+    /// `key` is the item's canonical path — or, for a component stored hashed because it was too
+    /// long, a key no real path can equal (it contains a NUL).
+    static func descendantLockFiles(of directory: String, in lockDirectory: LockDirectory) -> [(key: String, filePath: String)] {
+        let mirror = LockFileNaming.mirrorDirectory(for: directory, in: lockDirectory.path)
+        var result: [(key: String, filePath: String)] = []
+        var pending: [(mirror: String, key: String)] = [(mirror, directory)]
+        let manager = FileManager.default
+        while let (folder, key) = pending.popLast() {
+            guard let names = try? manager.contentsOfDirectory(atPath: folder) else { continue }
+            for name in names where name != LockFileNaming.lockFileName {
+                let component = LockFileNaming.unescape(name) ?? "\u{0}" + name
+                let childMirror = folder + "/" + name
+                let childKey = CanonicalPath.join(key, component)
+                let lockFile = childMirror + "/" + LockFileNaming.lockFileName
+                if manager.fileExists(atPath: lockFile) { result.append((childKey, lockFile)) }
+                pending.append((childMirror, childKey))
+            }
+        }
+        return result.sorted { $0.key < $1.key }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+
+/// One intent, resolved against the file system: which canonical path it names, which path is
+/// actually locked (an item inside a package locks the package) and how.
+struct ResolvedAccess: Sendable {
+    var intent: FileAccessIntent
+    /// The canonical path of the item itself.
+    var itemPath: String
+    /// The path whose lock is taken: the outermost enclosing package, or the item.
+    var lockPath: String
+    var isDirectory: Bool
+    var existedBefore: Bool
+
+    init(_ intent: FileAccessIntent) {
+        self.intent = intent
+        if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
+            itemPath = CanonicalPath.resolvingItem(intent.url)
+        } else {
+            itemPath = CanonicalPath.of(intent.url)
+        }
+        lockPath = PackageExtensions.outermostPackage(containing: itemPath) ?? itemPath
+        var info = stat()
+        existedBefore = lstat(itemPath, &info) == 0
+        isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    var isWrite: Bool { intent.isWriting }
+    var readingOptions: Coordinator.ReadingOptions {
+        if case .reading(let options) = intent.kind { return options }
+        return []
+    }
+    var writingOptions: Coordinator.WritingOptions {
+        if case .writing(let options) = intent.kind { return options }
+        return []
+    }
+
+    /// A delete, move or replace: for a directory it locks everything inside.
+    var removesItem: Bool {
+        !writingOptions.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing])
+    }
+    var deletes: Bool { !writingOptions.isDisjoint(with: [.forDeleting, .forReplacing]) }
+
+    var isInsidePackage: Bool { lockPath != itemPath }
+
+    /// The URL handed to the accessor.
+    var accessorURL: URL {
+        if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
+            return URL(fileURLWithPath: itemPath, isDirectory: isDirectory)
+        }
+        return intent.url
+    }
+}
+
+/// The locks a set of accesses needs, merged per path (a path read and written is written).
+struct LockClaim: Sendable, Equatable {
+    var path: String
+    var exclusive: Bool
+    /// Also lock everything inside this directory (delete/move/replace of a directory).
+    var subtree: Bool
+
+    static func claims(for accesses: [ResolvedAccess]) -> [LockClaim] {
+        var byPath: [String: LockClaim] = [:]
+        for access in accesses {
+            let subtree = access.isWrite && access.removesItem && access.isDirectory && !access.isInsidePackage
+            var claim = byPath[access.lockPath] ?? LockClaim(path: access.lockPath, exclusive: false, subtree: false)
+            claim.exclusive = claim.exclusive || access.isWrite
+            claim.subtree = claim.subtree || subtree
+            byPath[access.lockPath] = claim
+        }
+        return byPath.values.sorted { $0.path < $1.path }
+    }
+}

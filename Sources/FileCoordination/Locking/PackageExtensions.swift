@@ -1,0 +1,42 @@
+import Synchronization
+
+/// The registry of *package* extensions: directories with these extensions are documents, and any
+/// access to an item inside one counts as access to the whole package.
+enum PackageExtensions {
+    private static let registered = Mutex<Set<String>>([])
+
+    static func register(_ pathExtension: String) {
+        let normalized = normalize(pathExtension)
+        guard !normalized.isEmpty else { return }
+        _ = registered.withLock { $0.insert(normalized) }
+    }
+
+    static func unregister(_ pathExtension: String) {
+        _ = registered.withLock { $0.remove(normalize(pathExtension)) }
+    }
+
+    static var all: Set<String> { registered.withLock { $0 } }
+
+    /// The outermost package that contains `path` (or is `path`), if any.
+    static func outermostPackage(containing path: String) -> String? {
+        let extensions = all
+        guard !extensions.isEmpty else { return nil }
+        var current = ""
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if let dot = component.lastIndex(of: "."), dot != component.startIndex {
+                let ext = component[component.index(after: dot)...].lowercased()
+                if extensions.contains(ext) { return current }
+            }
+        }
+        return nil
+    }
+
+    static func isPackage(_ path: String) -> Bool {
+        outermostPackage(containing: path) == path
+    }
+
+    private static func normalize(_ value: String) -> String {
+        (value.hasPrefix(".") ? String(value.dropFirst()) : value).lowercased()
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Waits for presenters to answer a round of messages (each answer is one call of the block or
+/// completion handler they were given), collecting reacquirers and the first error.
+///
+/// Answers may arrive on any thread; the waiting thread sleeps on a condition variable until all
+/// answers are in, the deadline passes or the coordination is cancelled.
+final class AnswerCollector: @unchecked Sendable {
+    // @unchecked: all mutable state is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var outstanding: Int
+    private var firstError: (any Error)?
+    private var reacquirers: [(any FilePresenter, @Sendable () -> Void)] = []
+    private var wokenForCancel = false
+
+    init(expecting count: Int) { outstanding = count }
+
+    /// Records one answer. Extra answers (a presenter calling its handler twice) are ignored.
+    func answer(error: (any Error)? = nil, reacquirer: (any FilePresenter, @Sendable () -> Void)? = nil) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard outstanding > 0 else { return }
+        outstanding -= 1
+        if let error, firstError == nil { firstError = error }
+        if let reacquirer { reacquirers.append(reacquirer) }
+        condition.broadcast()
+    }
+
+    /// Blocks until every answer is in. Throws `.presenterFailed` for the first error answered,
+    /// `.timedOut` or `.cancelled` as the context says. Returns the reacquirers received.
+    func wait(_ context: WaitContext) throws(CoordinationError) -> [(any FilePresenter, @Sendable () -> Void)] {
+        let stopObserving = context.onCancel { [self] in
+            condition.lock(); wokenForCancel = true; condition.broadcast(); condition.unlock()
+        }
+        defer { stopObserving() }
+        condition.lock()
+        defer { condition.unlock() }
+        while outstanding > 0 {
+            try context.check()
+            if let deadline = context.deadline {
+                let left = deadline - ContinuousClock.now
+                let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, seconds)))
+            } else {
+                condition.wait()
+            }
+        }
+        if let firstError { throw .presenterFailed(firstError) }
+        return reacquirers
+    }
+
+    /// Reacquirers received so far (used to give back what was relinquished after a failure).
+    var receivedReacquirers: [(any FilePresenter, @Sendable () -> Void)] {
+        condition.lock()
+        defer { condition.unlock() }
+        return reacquirers
+    }
+}
+
+/// Delivers a message on the presenter's own queue — or at once, when the caller is already
+/// running on that queue (waiting for a queue we are blocking would never end).
+func deliver(to presenter: any FilePresenter, _ message: @escaping @Sendable () -> Void) {
+    let queue = presenter.presentedItemOperationQueue
+    if OperationQueue.current === queue {
+        message()
+    } else {
+        queue.addOperation(message)
+    }
+}

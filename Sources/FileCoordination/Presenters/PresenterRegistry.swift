@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+/// The process-wide registry of file presenters, indexed by the canonical path of the item each
+/// presents, so finding the presenters concerned by an access costs a few dictionary look-ups
+/// whatever the number of presenters.
+///
+/// Presenters are held weakly. A presenter's path is read from `presentedItemURL` when it is
+/// added and updated when the coordinator moves it (`item(at:didMoveTo:)`); presenters whose URL
+/// is nil are re-read at every look-up until they have one. A presenter whose URL changes any
+/// other way must be removed and added again.
+///
+/// The registry answers "who presents what"; `PresenterMessenger` decides what they are told.
+/// A later transport for other processes plugs in beside it (see Docs/Coordination.md).
+final class PresenterRegistry: Sendable {
+    static let shared = PresenterRegistry()
+
+    struct Registered: @unchecked Sendable {
+        // @unchecked: `presenter` is a weak reference to a Sendable object; only read under the lock.
+        weak var presenter: (any FilePresenter)?
+        var path: String?
+    }
+
+    private struct State {
+        var entries: [ObjectIdentifier: Registered] = [:]
+        var byPath: [String: [ObjectIdentifier]] = [:]
+        var unplaced: Set<ObjectIdentifier> = []
+    }
+    private let state = Mutex(State())
+    private let count = Atomic<Int>(0)
+
+    var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+
+    func add(_ presenter: any FilePresenter) {
+        let id = ObjectIdentifier(presenter)
+        let path = presenter.presentedItemURL.map(CanonicalPath.of)
+        state.withLock { state in
+            if state.entries[id] != nil { Self.unindex(id, in: &state) }
+            state.entries[id] = Registered(presenter: presenter, path: path)
+            Self.index(id, path: path, in: &state)
+            count.store(state.entries.count, ordering: .releasing)
+        }
+    }
+
+    func remove(_ presenter: any FilePresenter) {
+        let id = ObjectIdentifier(presenter)
+        state.withLock { state in
+            Self.unindex(id, in: &state)
+            state.entries.removeValue(forKey: id)
+            count.store(state.entries.count, ordering: .releasing)
+        }
+    }
+
+    var all: [any FilePresenter] {
+        state.withLock { state in state.entries.values.compactMap(\.presenter) }
+    }
+
+    /// Presenters of exactly `path`.
+    func presenters(at path: String) -> [(any FilePresenter, String)] {
+        guard !isEmpty else { return [] }
+        placeUnplaced()
+        return state.withLock { state in Self.lookup(path, in: state) }
+    }
+
+    /// Presenters of the directories that contain `path`, nearest first.
+    func presentersOfAncestors(of path: String) -> [(any FilePresenter, String)] {
+        guard !isEmpty else { return [] }
+        placeUnplaced()
+        let ancestors = CanonicalPath.selfAndAncestors(path).dropLast().reversed()
+        return state.withLock { state in ancestors.flatMap { Self.lookup($0, in: state) } }
+    }
+
+    /// Presenters of items strictly inside the directory `path`.
+    func presentersInside(_ path: String) -> [(any FilePresenter, String)] {
+        guard !isEmpty else { return [] }
+        placeUnplaced()
+        return state.withLock { state in
+            state.byPath.keys.filter { CanonicalPath.isInside($0, path) }.sorted().flatMap { Self.lookup($0, in: state) }
+        }
+    }
+
+    /// Re-keys every presenter at or inside `oldPath` to the same place under `newPath`.
+    /// Returns the presenters moved, with their new paths.
+    @discardableResult
+    func move(from oldPath: String, to newPath: String) -> [(any FilePresenter, old: String, new: String)] {
+        state.withLock { state in
+            var moved: [(any FilePresenter, old: String, new: String)] = []
+            for key in state.byPath.keys where key == oldPath || CanonicalPath.isInside(key, oldPath) {
+                let destination = newPath + key.dropFirst(oldPath.count)
+                for id in state.byPath[key] ?? [] {
+                    guard let presenter = state.entries[id]?.presenter else { continue }
+                    moved.append((presenter, key, destination))
+                }
+            }
+            for (presenter, _, destination) in moved {
+                let id = ObjectIdentifier(presenter)
+                Self.unindex(id, in: &state)
+                state.entries[id]?.path = destination
+                Self.index(id, path: destination, in: &state)
+            }
+            return moved
+        }
+    }
+
+    // MARK: Index upkeep (call with the lock held)
+
+    private static func lookup(_ path: String, in state: State) -> [(any FilePresenter, String)] {
+        guard let ids = state.byPath[path] else { return [] }
+        return ids.compactMap { id in state.entries[id]?.presenter.map { ($0, path) } }
+    }
+
+    private static func index(_ id: ObjectIdentifier, path: String?, in state: inout State) {
+        if let path {
+            state.byPath[path, default: []].append(id)
+        } else {
+            state.unplaced.insert(id)
+        }
+    }
+
+    private static func unindex(_ id: ObjectIdentifier, in state: inout State) {
+        state.unplaced.remove(id)
+        guard let path = state.entries[id]?.path else { return }
+        state.byPath[path]?.removeAll { $0 == id }
+        if state.byPath[path]?.isEmpty == true { state.byPath.removeValue(forKey: path) }
+    }
+
+    /// Presenters added with a nil URL get indexed once they have one.
+    private func placeUnplaced() {
+        let waiting: [any FilePresenter] = state.withLock { state in
+            state.unplaced.compactMap { state.entries[$0]?.presenter }
+        }
+        guard !waiting.isEmpty else { return }
+        let placed = waiting.compactMap { presenter in
+            presenter.presentedItemURL.map { (ObjectIdentifier(presenter), CanonicalPath.of($0)) }
+        }
+        guard !placed.isEmpty else { return }
+        state.withLock { state in
+            for (id, path) in placed where state.unplaced.contains(id) {
+                state.unplaced.remove(id)
+                state.entries[id]?.path = path
+                Self.index(id, path: path, in: &state)
+            }
+        }
+    }
+}
