@@ -1,3 +1,5 @@
+import Glibc
+
 extension OFDLock {
     /// Takes a lock, sleeping in the kernel until it is granted, the context's deadline passes
     /// (`.timedOut`) or one of its tokens is cancelled (`.cancelled`). No polling: the thread
@@ -9,7 +11,14 @@ extension OFDLock {
         let interrupter = KernelWaitInterrupter.shared
         let id = interrupter.register(deadline: context.deadline)
         let stopObservingCancel = context.onCancel { interrupter.interrupt(id) }
+        // Dispatch worker threads (and so Swift concurrency's) block most signals; let ours in
+        // for the duration of the wait, then restore the thread's mask.
+        var interruptOnly = sigset_t(), previousMask = sigset_t()
+        sigemptyset(&interruptOnly)
+        sigaddset(&interruptOnly, SIGURG)
+        pthread_sigmask(SIG_UNBLOCK, &interruptOnly, &previousMask)
         defer {
+            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
             stopObservingCancel()
             interrupter.unregister(id)
         }

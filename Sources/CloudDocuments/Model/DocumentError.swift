@@ -1,0 +1,156 @@
+import Foundation
+
+/// Why a document operation (open, load, save, edit) failed.
+///
+/// Thrown by ``SafeSave``, ``FilePackage`` and the document class. Each case's
+/// ``errorDescription`` says what happened and what to do about it; ``recoverySuggestion`` holds
+/// the "what to do" part alone, for user interfaces that show it separately.
+///
+/// Sendable: `Error` refines `Sendable` in Swift 6, so the error stored by
+/// ``couldNotLoad(_:underlying:)`` is `any Error` and is itself Sendable; it is kept as is (not
+/// flattened to a string) so callers can inspect it with `as?`. A value type: may be created,
+/// thrown and read on any thread.
+public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConvertible {
+    /// There is no file at the URL (it was never created, or was moved or deleted).
+    case fileNotFound(URL)
+    /// The file exists but could not be read; `underlying` describes the system error.
+    case notReadable(URL, underlying: String)
+    /// The file was read but the document's `load(fromContents:ofType:)` threw `underlying`.
+    case couldNotLoad(URL, underlying: any Error)
+    /// A save with ``SaveOperation/forCreating`` found a file already at the URL; that file was left
+    /// untouched.
+    case alreadyExists(URL)
+    /// A save failed for a reason not covered by a more specific case. `reason` says which step
+    /// failed; `errno` is the system error number when there is one. Unless the reason says
+    /// otherwise, the original file was left untouched.
+    case saveFailed(URL, reason: String, errno: Int32?)
+    /// The disk (or the user's quota) is full: `ENOSPC` or `EDQUOT`. The original file, if any, was
+    /// left untouched.
+    case diskFull(URL)
+    /// The folder that should contain the file does not exist (any more). The URL is the folder's.
+    case folderMissing(URL)
+    /// The file or its folder cannot be written: read-only file system (`EROFS`) or permission
+    /// denied (`EACCES`, `EPERM`).
+    case notWritable(URL)
+    /// The document is closed: open it before reading, editing or saving it.
+    case documentClosed
+    /// `open` was called on a document that is already open.
+    case documentAlreadyOpen
+    /// The document does not accept edits right now (``DocumentState/editingDisabled``).
+    case editingDisabled
+    /// A file package entry name is not usable as a file name: it is empty, `"."` or `".."`, or
+    /// contains `"/"` or a NUL character, or (when read from disk) is not valid UTF-8.
+    case invalidPackageEntryName(String)
+    /// A file package on disk contains an item that is neither a regular file nor a folder (a
+    /// symbolic link, a device, a socket, a FIFO); `kind` names it.
+    case unsupportedPackageEntry(URL, kind: String)
+    /// The document class does not know how to read or write this type identifier.
+    case unsupportedFileType(String)
+    /// The contents are not valid for this kind of document (for example, text that is not valid
+    /// UTF-8); the string says what is wrong. For document subclasses to throw from `load`.
+    case contentsInvalid(String)
+
+    /// What happened, followed by what to do (the ``recoverySuggestion``).
+    public var errorDescription: String? {
+        "\(failureReason ?? "The document operation failed.") \(recoverySuggestion ?? "")"
+            .trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Same as ``errorDescription``.
+    public var description: String { errorDescription ?? "DocumentError" }
+
+    /// What happened, in one sentence.
+    public var failureReason: String? {
+        switch self {
+        case .fileNotFound(let url):
+            return "The file “\(url.path)” does not exist."
+        case .notReadable(let url, let underlying):
+            return "The file “\(url.path)” could not be read: \(underlying)."
+        case .couldNotLoad(let url, let underlying):
+            return "The document “\(url.lastPathComponent)” could not be loaded: \(Self.describe(underlying))"
+        case .alreadyExists(let url):
+            return "A file named “\(url.lastPathComponent)” already exists in “\(url.deletingLastPathComponent().path)”; it was left untouched."
+        case .saveFailed(let url, let reason, let code):
+            let system = code.map { " (\(Self.describe(errno: $0)))" } ?? ""
+            return "The document “\(url.lastPathComponent)” could not be saved: \(reason)\(system)."
+        case .diskFull(let url):
+            return "There is not enough space on the disk to save “\(url.lastPathComponent)”; the previous version was kept."
+        case .folderMissing(let url):
+            return "The folder “\(url.path)” does not exist."
+        case .notWritable(let url):
+            return "“\(url.path)” cannot be written: the disk is read-only or you do not have permission."
+        case .documentClosed:
+            return "The document is closed."
+        case .documentAlreadyOpen:
+            return "The document is already open."
+        case .editingDisabled:
+            return "The document cannot be edited right now."
+        case .invalidPackageEntryName(let name):
+            return "“\(name.debugDescription.dropFirst().dropLast())” is not a valid name for an item in a document package (it must not be empty, “.” or “..”, nor contain “/” or NUL, and must be valid UTF-8)."
+        case .unsupportedPackageEntry(let url, let kind):
+            return "The document package item “\(url.path)” is a \(kind); a package may contain only regular files and folders."
+        case .unsupportedFileType(let type):
+            return "This kind of document cannot read or write files of type “\(type)”."
+        case .contentsInvalid(let reason):
+            return "The contents of the document are not valid: \(reason)."
+        }
+    }
+
+    /// What the user or the program can do about it.
+    public var recoverySuggestion: String? {
+        switch self {
+        case .fileNotFound:
+            return "Check that the file was not moved, renamed or deleted, then open it again."
+        case .notReadable:
+            return "Check the file's permissions and that the disk is connected, then try again."
+        case .couldNotLoad:
+            return "The file may be damaged or of another kind; open it with an application that understands it, or restore an earlier version."
+        case .alreadyExists:
+            return "Choose another name, or save with “forOverwriting” to replace the existing file."
+        case .saveFailed:
+            return "Try saving again; if it keeps failing, save to another location."
+        case .diskFull:
+            return "Free some space on the disk and save again."
+        case .folderMissing:
+            return "Create the folder again or choose another location, then save again."
+        case .notWritable:
+            return "Make the disk writable or change the permissions, or save to another location."
+        case .documentClosed:
+            return "Open the document first."
+        case .documentAlreadyOpen:
+            return "Use the document as it is, or close it before opening it again."
+        case .editingDisabled:
+            return "Wait until the document has finished reloading or reverting, then edit again."
+        case .invalidPackageEntryName:
+            return "Use a plain file name without “/”."
+        case .unsupportedPackageEntry:
+            return "Remove or replace that item with a regular file or folder, then open the document again."
+        case .unsupportedFileType:
+            return "Save the document with a type it supports, or open the file with another application."
+        case .contentsInvalid:
+            return "Fix or replace the file's contents, or restore an earlier version."
+        }
+    }
+
+    /// The system's message for an error number, followed by the number, e.g.
+    /// `"No space left on device, errno 28"`.
+    static func describe(errno code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        // The Glibc module imports the XSI `strerror_r` (returns 0 and fills `buffer`), which,
+        // unlike `strerror`, is safe to call from several threads.
+        let message: String
+        if strerror_r(code, &buffer, buffer.count) == 0 {
+            message = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        } else {
+            message = "Unknown error"
+        }
+        return "\(message), errno \(code)"
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let localized = error as? any LocalizedError, let text = localized.errorDescription {
+            return text
+        }
+        return String(describing: error)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+
+/// Durable, atomic saving of a file: the original is either left exactly as it was or replaced
+/// whole by the new contents, never half-written, and once a save returns the new contents
+/// survive a crash or power loss.
+///
+/// The steps: create a temporary file in the same folder with `O_CREAT|O_EXCL` and owner-only
+/// permissions; write every byte, checking each write; give it the
+/// original's permission bits (and owner, when the process may: as root, or the group when it is
+/// one of ours) or `0644 & ~umask` for a new file; `fsync` it; rename it over the target
+/// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
+/// race); `fsync` the folder. On any failure before the rename, the temporary file is removed,
+/// the original is untouched, and a ``DocumentError`` says why.
+///
+/// Limits (as with Apple's safe save and `Data.write(options: .atomic)`): the new file is a new
+/// inode, so hard links to the original keep the old contents, and extended attributes / ACLs are
+/// not carried over. A symbolic link at the target is followed: the file it points to is
+/// replaced and the link kept (a dangling link is itself replaced by the file). The caller is
+/// expected to hold the item's coordinated write lock; nothing here checks for concurrent writers
+/// (no modification-date or inode check just before the rename).
+///
+/// Threading: every function is synchronous and blocking (it waits for the disk) and may be
+/// called on any thread, but not on a thread that must stay responsive. Concurrent saves to
+/// different targets are independent; concurrent saves to the same target each succeed or fail
+/// whole, and the last rename wins.
+public enum SafeSave {
+    /// The size of each `write(2)` call, and so the granularity of progress reports: 1 MiB.
+    public static let chunkSize = 1 << 20
+
+    /// Saves `data` to the file at `url`, atomically and durably.
+    ///
+    /// - Parameters:
+    ///   - data: The complete new contents.
+    ///   - url: A file URL. Its folder must exist.
+    ///   - creating: `true` for ``SaveOperation/forCreating``: the save fails if anything exists at
+    ///     `url`. `false` replaces the file, or creates it if it does not exist.
+    ///   - progress: Called on the calling thread after each chunk with the number of bytes written
+    ///     so far (at most ``chunkSize`` apart; not called for empty data).
+    /// - Throws: ``DocumentError/alreadyExists(_:)`` (creating, and something is at `url`),
+    ///   ``DocumentError/diskFull(_:)``, ``DocumentError/folderMissing(_:)``,
+    ///   ``DocumentError/notWritable(_:)``, or ``DocumentError/saveFailed(_:reason:errno:)``. In all
+    ///   these cases the original is untouched and no temporary file is left, except for one
+    ///   `saveFailed` whose reason says the new contents are in place but the folder could not be
+    ///   flushed (the rename happened; a power loss could still bring the old file back).
+    public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
+        let paths = try SavePaths(for: url)
+        let existing: stat?
+        do { existing = try POSIX.status(paths.target) } catch {
+            throw .forSave(error, target: url, folder: paths.folder)
+        }
+        if let existing {
+            if creating { throw .alreadyExists(url) }
+            if existing.st_mode & S_IFMT == S_IFDIR {
+                throw .saveFailed(url, reason: "a folder is in the way at “\(paths.target)”", errno: EISDIR)
+            }
+        }
+
+        let file: FileDescriptor
+        do throws(SystemCallError) {
+            try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
+            file = try POSIX.open(paths.temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
+        } catch {
+            throw .forSave(error, target: url, folder: paths.folder)
+        }
+
+        var isOpen = true
+        do throws(SystemCallError) {
+            try writeChunks(of: data, to: file, injectionKey: paths.injectionKey) { progress?(Int64($0)) }
+            try checkInjectedFailure(.setPermissions, key: paths.injectionKey, path: paths.temporary)
+            try carryOverAttributes(of: existing, to: file, defaultMode: 0o644)
+            try checkInjectedFailure(.fsync, key: paths.injectionKey, path: paths.temporary)
+            try file.sync()
+            isOpen = false
+            try file.close()
+            try checkInjectedFailure(.rename, key: paths.injectionKey, path: paths.target)
+            try moveFileIntoPlace(paths.temporary, to: paths.target, creating: creating)
+        } catch {
+            if isOpen { _ = Glibc.close(file.rawValue) }
+            _ = Glibc.unlink(paths.temporary)
+            if creating && error.code == EEXIST { throw .alreadyExists(url) }
+            throw .forSave(error, target: url, folder: paths.folder)
+        }
+
+        do throws(SystemCallError) {
+            try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
+            try POSIX.syncDirectory(paths.folder)
+        } catch {
+            throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.code)
+        }
+    }
+
+    /// Writes `data` to `file` in chunks of ``chunkSize``, checking for an injected `.write` failure
+    /// before each chunk and calling `afterChunk` with the running total.
+    static func writeChunks(of data: Data, to file: FileDescriptor, injectionKey: String,
+                            afterChunk: (Int) -> Void) throws(SystemCallError) {
+        var failure: SystemCallError?
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + chunkSize, bytes.count)
+                do throws(SystemCallError) {
+                    try checkInjectedFailure(.write, key: injectionKey, path: file.path)
+                    try file.writeAll(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+                } catch {
+                    failure = error
+                    return
+                }
+                offset = end
+                afterChunk(offset)
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Gives `file` the owner and permission bits of `original`, or `defaultMode & ~umask` when
+    /// there is no original. A change of owner is tried only when it differs from ours and its
+    /// failure is not an error (only root may give files away); permission bits must succeed.
+    static func carryOverAttributes(of original: stat?, to file: FileDescriptor, defaultMode: mode_t) throws(SystemCallError) {
+        guard let original else {
+            try file.setPermissions(defaultMode & ~POSIX.currentUmask())
+            return
+        }
+        if original.st_uid != geteuid() || original.st_gid != getegid() {
+            do {
+                try file.setOwner(user: original.st_uid, group: original.st_gid)
+            } catch {
+                // Not root: keep our user, but the group may still be one of ours.
+                try? file.setOwner(user: uid_t.max, group: original.st_gid)
+            }
+        }
+        // After the owner: chown clears the set-user-ID and set-group-ID bits.
+        try file.setPermissions(original.st_mode & 0o7777)
+    }
+
+    /// The final step for a regular file. Creating: `renameat2(RENAME_NOREPLACE)`, or where the
+    /// file system lacks it, ``createByLinking(_:to:)``. Replacing: `rename`. Throws errno EEXIST
+    /// when creating and the target exists.
+    static func moveFileIntoPlace(_ temporary: String, to target: String, creating: Bool) throws(SystemCallError) {
+        guard creating else {
+            try POSIX.rename(temporary, to: target)
+            return
+        }
+        do {
+            try POSIX.rename(temporary, to: target, flag: .noReplace)
+            return
+        } catch where POSIX.isUnsupported(error) {
+            try createByLinking(temporary, to: target)
+        }
+    }
+
+    /// The creation used where `RENAME_NOREPLACE` is unsupported: `link` (fails with EEXIST if the
+    /// name is taken, atomically) then `unlink` of the temporary name; where hard links are
+    /// unsupported too, a check for an existing item then `rename` (a small race, the only one).
+    static func createByLinking(_ temporary: String, to target: String) throws(SystemCallError) {
+        do {
+            try POSIX.link(temporary, to: target)
+            _ = Glibc.unlink(temporary)
+        } catch where error.code == EPERM || error.code == EOPNOTSUPP || error.code == EMLINK {
+            if try POSIX.linkStatus(target) != nil {
+                throw SystemCallError(call: "rename", path: target, code: EEXIST)
+            }
+            try POSIX.rename(temporary, to: target)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Glibc
+
+// Turns failed system calls into the `DocumentError` a caller can act on.
+
+extension DocumentError {
+    /// The error for a failed step of a save to `target`, whose containing folder is `folder`.
+    /// ENOSPC/EDQUOT → `.diskFull`; EROFS/EACCES/EPERM → `.notWritable`; ENOENT/ENOTDIR while the
+    /// folder is gone → `.folderMissing`; anything else → `.saveFailed` naming the step.
+    static func forSave(_ error: SystemCallError, target: URL, folder: String) -> DocumentError {
+        switch error.code {
+        case ENOSPC, EDQUOT:
+            return .diskFull(target)
+        case EROFS, EACCES, EPERM:
+            return .notWritable(target)
+        case ENOENT, ENOTDIR:
+            let folderInfo = (try? POSIX.status(folder)) ?? nil
+            if folderInfo.map({ $0.st_mode & S_IFMT == S_IFDIR }) != true {
+                return .folderMissing(URL(fileURLWithPath: folder, isDirectory: true))
+            }
+            return saveFailed(error, target: target)
+        default:
+            return saveFailed(error, target: target)
+        }
+    }
+
+    private static func saveFailed(_ error: SystemCallError, target: URL) -> DocumentError {
+        .saveFailed(target, reason: "\(error.call) failed on “\(error.path)”", errno: error.code)
+    }
+
+    /// The error for a failed step of reading `path`: ENOENT → `.fileNotFound`, anything else →
+    /// `.notReadable` with the system's message.
+    static func forRead(_ error: SystemCallError) -> DocumentError {
+        let url = URL(fileURLWithPath: error.path)
+        if error.code == ENOENT { return .fileNotFound(url) }
+        return .notReadable(url, underlying: "\(error.call) failed: \(describe(errno: error.code))")
+    }
+}

@@ -1,0 +1,125 @@
+// A separate process for the cross-process tests. Each command coordinates through the real
+// lock files, prints what happens as single lines on stdout, and is sequenced by the parent test
+// through stdin lines (never by sleeping).
+//
+//   hold <read|write|delete|move> <path> [purpose]  take the access, print "HELD", wait for a
+//                                                  line on stdin, release, print "RELEASED"
+//   try <read|write> <path> <timeout-ms> [purpose]  print "OK <µs>" or "ERROR <description>"
+//   increment <counter-file> <times>               coordinated read-modify-write, print "DONE"
+//   loop-read <path>                               coordinated reads until stdin closes
+//   package-ext <ext> ...                          (prefix) register package extensions first
+import FileCoordination
+import Foundation
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+while arguments.first == "package-ext", arguments.count >= 2 {
+    Coordinator.registerPackageExtension(arguments[1])
+    arguments.removeFirst(2)
+}
+
+func say(_ line: String) {
+    // Unbuffered, whole lines: the parent reads them through a pipe as they come.
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
+}
+
+func coordinator(purpose: String?) -> Coordinator {
+    let coordinator = Coordinator()
+    if let purpose { coordinator.purposeIdentifier = purpose }
+    return coordinator
+}
+
+
+let clock = ContinuousClock()
+func micros(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+}
+
+guard let command = arguments.first else { say("usage"); exit(2) }
+do {
+    switch command {
+    case "hold":
+        let mode = arguments[1]
+        let url = URL(fileURLWithPath: arguments[2])
+        let c = coordinator(purpose: arguments.count > 3 ? arguments[3] : nil)
+        let body: (URL) throws -> Void = { _ in
+            say("HELD")
+            _ = readLine()
+        }
+        switch mode {
+        case "read": try c.coordinate(readingItemAt: url, byAccessor: body)
+        case "write": try c.coordinate(writingItemAt: url, byAccessor: body)
+        case "delete": try c.coordinate(writingItemAt: url, options: .forDeleting, byAccessor: body)
+        case "move": try c.coordinate(writingItemAt: url, options: .forMoving, byAccessor: body)
+        default: say("bad mode"); exit(2)
+        }
+        say("RELEASED")
+    case "try":
+        let url = URL(fileURLWithPath: arguments[2])
+        let c = coordinator(purpose: arguments.count > 4 ? arguments[4] : nil)
+        c.timeout = .milliseconds(Int(arguments[3]) ?? 1000)
+        let start = clock.now
+        if arguments[1] == "read" {
+            try c.coordinate(readingItemAt: url) { _ in }
+        } else {
+            try c.coordinate(writingItemAt: url) { _ in }
+        }
+        say("OK \(micros(clock.now - start))")
+    case "increment":
+        let url = URL(fileURLWithPath: arguments[1])
+        let times = Int(arguments[2]) ?? 0
+        for _ in 0..<times {
+            try Coordinator().coordinate(writingItemAt: url) { url in
+                let text = (try? String(contentsOf: url, encoding: .utf8)) ?? "0"
+                let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                try String(value + 1).write(to: url, atomically: false, encoding: .utf8)
+            }
+        }
+        say("DONE")
+    case "loop-read":
+        let url = URL(fileURLWithPath: arguments[1])
+        let stop = Atomic(false)
+        let reader = Thread {
+            var first = true
+            while !stop.load() {
+                try? Coordinator().coordinate(readingItemAt: url) { url in
+                    if first { say("LOOPING"); first = false }
+                    _ = try? Data(contentsOf: url)
+                }
+            }
+        }
+        reader.start()
+        while readLine() != nil {}
+        stop.store(true)
+        say("STOPPED")
+    case "self-test":
+        // In-process exclusion with a timeout, for diagnosing a machine.
+        let url = URL(fileURLWithPath: arguments[1])
+        let held = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        Thread {
+            try? Coordinator().coordinate(writingItemAt: url) { _ in held.signal(); go.wait() }
+        }.start()
+        held.wait()
+        let c = coordinator(purpose: nil)
+        c.timeout = .milliseconds(100)
+        let start = clock.now
+        do { try c.coordinate(readingItemAt: url) { _ in }; say("OK (not blocked!)") } catch { say("ERROR \(error) after \(micros(clock.now - start)) µs") }
+        go.signal()
+    default:
+        say("unknown command \(command)")
+        exit(2)
+    }
+} catch {
+    say("ERROR \(error)")
+}
+exit(0)
+
+/// A tiny lock-protected flag (the helper must not depend on the library's internals).
+final class Atomic<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func load() -> Value { lock.lock(); defer { lock.unlock() }; return value }
+    func store(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
+}

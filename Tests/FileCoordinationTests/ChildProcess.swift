@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A separate process running `CoordinationTestHelper`, driven line by line through pipes.
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: used from the one test that created it.
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer: [UInt8] = []
+
+    static var helperURL: URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("CoordinationTestHelper")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return candidates[0].appendingPathComponent("CoordinationTestHelper")
+    }
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = Self.helperURL
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    /// The next line the child prints (blocks until it arrives; fails after 60 s of silence).
+    func readLine() -> String? {
+        let fd = output.fileHandleForReading.fileDescriptor
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return line
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 60_000) > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = Glibc.read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            buffer += chunk[..<count]
+        }
+    }
+
+    /// Reads lines until one starts with `prefix`; returns it.
+    func expect(_ prefix: String) -> String? {
+        while let line = readLine() {
+            if line.hasPrefix(prefix) { return line }
+            if line.hasPrefix("ERROR") { return line }
+        }
+        return nil
+    }
+
+    func send(_ line: String = "go") {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func waitForExit() {
+        process.waitUntilExit()
+    }
+}
