@@ -24,10 +24,20 @@ extension Coordinator {
         try context.check()
         let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter,
                                            requester: effectiveOwner, context: context)
-        let reacquirers = try messenger.prepare(intents.map(ResolvedAccess.init))
+        let accesses = intents.map(ResolvedAccess.init)
+        let reacquirers = try messenger.prepare(accesses)
+        let prepared = messenger.concernedPresenters(accesses).map(ObjectIdentifier.init)
+        batchPrepared.withLock { counts in for id in prepared { counts[id, default: 0] += 1 } }
         let once = AnswerOnce()
-        let completion: @Sendable () -> Void = {
-            if once.first() { PresenterMessenger.run(reacquirers) }
+        let completion: @Sendable () -> Void = { [self] in
+            guard once.first() else { return }
+            batchPrepared.withLock { counts in
+                for id in prepared {
+                    counts[id, default: 1] -= 1
+                    if counts[id] == 0 { counts.removeValue(forKey: id) }
+                }
+            }
+            PresenterMessenger.run(reacquirers)
         }
         do {
             try batchAccessor(completion)

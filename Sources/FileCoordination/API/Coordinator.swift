@@ -27,6 +27,9 @@ public final class Coordinator: Sendable {
     let owner = LockOwner()
     let cancellation = CancellationToken()
     private let settings: Mutex<(purpose: String, timeout: Duration?)>
+    /// Presenters prepared by a running `prepare(forReadingItemsAt:…)` batch (with a count of
+    /// batches): this coordinator's own coordinations do not message them again.
+    let batchPrepared = Mutex<[ObjectIdentifier: Int]>([:])
 
     /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
     /// about this coordinator's accesses, and whose own coordinations join this one's locks while

@@ -36,8 +36,9 @@ struct CoordinatedAccess: Sendable {
                     continue
                 }
             }
-            let messenger = PresenterMessenger(
+            var messenger = PresenterMessenger(
                 registry: .shared, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
+            messenger.alreadyPrepared = coordinator.batchPrepared.withLock { Set($0.keys) }
             let reacquirers: PresenterMessenger.Reacquirers
             do {
                 reacquirers = try messenger.prepare(accesses)

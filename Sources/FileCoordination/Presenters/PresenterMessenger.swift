@@ -9,6 +9,8 @@ struct PresenterMessenger {
     let ownPresenter: (any FilePresenter)?
     let requester: LockOwner
     let context: WaitContext
+    /// Presenters already prepared by a `prepare(forReadingItemsAt:…)` batch of this coordinator.
+    var alreadyPrepared: Set<ObjectIdentifier> = []
 
     typealias Reacquirers = [(any FilePresenter, @Sendable () -> Void)]
 
@@ -50,7 +52,7 @@ struct PresenterMessenger {
             reacquirers += try relinquish(unique(writers), toWriter: true)
             try ask(unique(savers)) { presenter, answer in presenter.savePresentedItemChanges(completionHandler: answer) }
             try ask(unique(deleted)) { presenter, answer in presenter.accommodatePresentedItemDeletion(completionHandler: answer) }
-            try ask(subitemDeletions.filter { !isOwn($0.0) }.map { pair in
+            try ask(subitemDeletions.filter { !isOwn($0.0) && ownPresenter !== $0.0 }.map { pair in
                 (pair.0, { (answer: @escaping @Sendable ((any Error)?) -> Void) in
                     pair.0.accommodatePresentedSubitemDeletion(at: pair.1, completionHandler: answer)
                 })
@@ -60,6 +62,12 @@ struct PresenterMessenger {
             throw error
         }
         return reacquirers
+    }
+
+    /// Every presenter a batch of accesses relinquishes (for `prepare(forReadingItemsAt:…)`).
+    func concernedPresenters(_ accesses: [ResolvedAccess]) -> [any FilePresenter] {
+        guard !registry.isEmpty else { return [] }
+        return unique(accesses.flatMap { presentersConcerned(by: $0) })
     }
 
     /// Presenters of the item, of the package that contains it, and of items inside that package.
@@ -168,6 +176,7 @@ struct PresenterMessenger {
     // MARK: Helpers
 
     private func isOwn(_ presenter: any FilePresenter) -> Bool {
+        if alreadyPrepared.contains(ObjectIdentifier(presenter)) { return true }
         guard let ownPresenter else { return false }
         return ownPresenter === presenter
     }

@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+@testable import FileCoordination
+
+/// A presenter that records every message it gets, in order, and can be told to refuse.
+final class RecordingPresenter: FilePresenter, Sendable {
+    private let url: Mutex<URL?>
+    let presentedItemOperationQueue: OperationQueue
+    private let events = Mutex<[String]>([])
+    let refuseSave = Mutex<(any Error)?>(nil)
+    let refuseDeletion = Mutex<(any Error)?>(nil)
+    /// Runs inside `savePresentedItemChanges`, before answering.
+    let onSave = Mutex<(@Sendable (RecordingPresenter) -> Void)?>(nil)
+
+    init(_ url: URL?) {
+        self.url = Mutex(url)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        presentedItemOperationQueue = queue
+    }
+
+    var presentedItemURL: URL? { url.withLock { $0 } }
+
+    /// Every event so far, after the presenter's queue has run what was sent to it.
+    var log: [String] {
+        presentedItemOperationQueue.waitUntilAllOperationsAreFinished()
+        return events.withLock { $0 }
+    }
+
+    func clear() {
+        presentedItemOperationQueue.waitUntilAllOperationsAreFinished()
+        events.withLock { $0.removeAll() }
+    }
+
+    private func record(_ event: String) { events.withLock { $0.append(event) } }
+
+    func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        record("relinquishToReader")
+        reader { [self] in record("reacquireFromReader") }
+    }
+
+    func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        record("relinquishToWriter")
+        writer { [self] in record("reacquireFromWriter") }
+    }
+
+    func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        record("save")
+        onSave.withLock { $0 }?(self)
+        completionHandler(refuseSave.withLock { $0 })
+    }
+
+    func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        record("accommodateDeletion")
+        completionHandler(refuseDeletion.withLock { $0 })
+    }
+
+    func presentedItemDidMove(to newURL: URL) {
+        record("didMove:\(newURL.lastPathComponent)")
+        url.withLock { $0 = newURL }
+    }
+
+    func presentedItemDidChange() { record("didChange") }
+    func presentedSubitemDidAppear(at url: URL) { record("subitemDidAppear:\(url.lastPathComponent)") }
+    func presentedSubitemDidChange(at url: URL) { record("subitemDidChange:\(url.lastPathComponent)") }
+    func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {
+        record("subitemDidMove:\(oldURL.lastPathComponent)->\(newURL.lastPathComponent)")
+    }
+    func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        record("accommodateSubitemDeletion:\(url.lastPathComponent)")
+        completionHandler(nil)
+    }
+}
+
+/// A presenter that implements only the two required properties (all defaults).
+final class MinimalPresenter: FilePresenter {
+    let presentedItemURL: URL?
+    let presentedItemOperationQueue = OperationQueue()
+    init(_ url: URL) { presentedItemURL = url }
+}
+
+/// Registers presenters for the duration of a test body.
+func withPresenters<T>(_ presenters: [any FilePresenter], _ body: () throws -> T) rethrows -> T {
+    presenters.forEach(Coordinator.addFilePresenter)
+    defer { presenters.forEach(Coordinator.removeFilePresenter) }
+    return try body()
+}
+
+struct Refusal: Error, Equatable {}
