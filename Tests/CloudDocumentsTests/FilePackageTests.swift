@@ -1,0 +1,402 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CloudDocuments
+
+/// A small nested package: a.txt, b.bin, images/one.png, images/deeper/two.txt, empty/.
+private func samplePackage() throws -> FilePackage {
+    var deeper = FilePackage()
+    try deeper.setFile(Data("two".utf8), named: "two.txt")
+    var images = FilePackage()
+    try images.setFile(Data([0x89, 0x50, 0x4E, 0x47]), named: "one.png")
+    try images.setDirectory(deeper, named: "deeper")
+    var package = FilePackage()
+    try package.setFile(Data("alpha".utf8), named: "a.txt")
+    try package.setFile(Data(count: 1000), named: "b.bin")
+    try package.setDirectory(images, named: "images")
+    try package.setDirectory(FilePackage(), named: "empty")
+    return package
+}
+
+/// Every path inside a folder, relative, sorted ("sub/" for folders).
+private func tree(_ folder: URL) -> [String] {
+    var result: [String] = []
+    func walk(_ url: URL, _ prefix: String) {
+        for name in listing(url) {
+            var isDirectory: ObjCBool = false
+            let child = url.appendingPathComponent(name)
+            _ = FileManager.default.fileExists(atPath: child.path, isDirectory: &isDirectory)
+            if isDirectory.boolValue {
+                result.append(prefix + name + "/")
+                walk(child, prefix + name + "/")
+            } else {
+                result.append(prefix + name)
+            }
+        }
+    }
+    walk(folder, "")
+    return result
+}
+
+@Suite("FilePackage: directory documents in memory and on disk")
+struct FilePackageTests {
+    // MARK: In memory
+
+    @Test("invalid entry names are refused with invalidPackageEntryName and change nothing",
+          arguments: ["", ".", "..", "a/b", "/", "nul\u{0}inside"])
+    func invalidNames(name: String) throws {
+        var package = FilePackage()
+        try package.setFile(Data("x".utf8), named: "keep")
+        #expect(throws: DocumentError.self) { try package.setFile(Data(), named: name) }
+        #expect(throws: DocumentError.self) { try package.setDirectory(FilePackage(), named: name) }
+        #expect(throws: DocumentError.self) { try FilePackage(entries: [name: .file(Data())]) }
+        #expect(package.names == ["keep"])
+        do {
+            try package.setFile(Data(), named: name)
+        } catch {
+            guard case .invalidPackageEntryName(let reported) = error else {
+                Issue.record("expected invalidPackageEntryName, got \(error)")
+                return
+            }
+            #expect(reported == name)
+        }
+    }
+
+    @Test("names that merely look odd are valid", arguments: ["...", ".hidden", "with space", "ünïcødé", "a\\b"])
+    func oddButValidNames(name: String) throws {
+        var package = FilePackage()
+        try package.setFile(Data("x".utf8), named: name)
+        #expect(package[name] == .file(Data("x".utf8)))
+    }
+
+    @Test("entries: sorted names, subscript, replace, remove, byte counts")
+    func entries() throws {
+        var package = try samplePackage()
+        #expect(package.names == ["a.txt", "b.bin", "empty", "images"])
+        #expect(package.count == 4)
+        #expect(package.totalByteCount == 5 + 1000 + 4 + 3)
+        #expect(package["a.txt"] == .file(Data("alpha".utf8)))
+        #expect(package["missing"] == nil)
+        guard case .directory(let images)? = package["images"] else {
+            Issue.record("images should be a folder")
+            return
+        }
+        #expect(images.names == ["deeper", "one.png"])
+
+        try package.setFile(Data("now a file".utf8), named: "images")  // replaces the folder
+        #expect(package["images"] == .file(Data("now a file".utf8)))
+        #expect(package.removeEntry(named: "b.bin") == .file(Data(count: 1000)))
+        #expect(package.removeEntry(named: "b.bin") == nil)
+        #expect(package.names == ["a.txt", "empty", "images"])
+        #expect(DocumentContents.package(package).byteCount == 5 + 10)
+    }
+
+    @Test("init(entries:) keeps valid entries")
+    func initWithEntries() throws {
+        let package = try FilePackage(entries: ["x": .file(Data("1".utf8)), "d": .directory(FilePackage())])
+        #expect(package.names == ["d", "x"])
+        #expect(!package.isEmpty)
+        #expect(FilePackage().isEmpty)
+    }
+
+    // MARK: Reading and writing
+
+    @Test("write(to:) then read(from:) gives back the same package, with files and folders on disk")
+    func roundTrip() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg", isDirectory: true)
+            let package = try samplePackage()
+            try package.write(to: url)
+            #expect(tree(url) == ["a.txt", "b.bin", "empty/", "images/", "images/deeper/", "images/deeper/two.txt", "images/one.png"])
+            #expect(text(at: url.appendingPathComponent("images/deeper/two.txt")) == "two")
+            #expect(permissions(url.appendingPathComponent("a.txt")) == 0o644 & ~POSIX.currentUmask())
+            #expect(try FilePackage.read(from: url) == package)
+        }
+    }
+
+    @Test("write(to:) refuses to write over an existing item")
+    func writeRefusesExisting() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            #expect(mkdir(url.path, 0o755) == 0)
+            try put("keep", at: url.appendingPathComponent("old.txt"))
+            let error = #expect(throws: DocumentError.self) { try samplePackage().write(to: url) }
+            guard case .alreadyExists? = error else {
+                Issue.record("expected alreadyExists, got \(String(describing: error))")
+                return
+            }
+            #expect(tree(url) == ["old.txt"])
+        }
+    }
+
+    @Test("write(to:) removes what it created when a write fails")
+    func writeCleansUp() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            SafeSave.injectFailure(at: .write, errno: ENOSPC, after: 1, forTarget: url)
+            defer { SafeSave.removeInjectedFailures(forTarget: url) }
+            let error = #expect(throws: DocumentError.self) { try samplePackage().write(to: url) }
+            guard case .diskFull? = error else {
+                Issue.record("expected diskFull, got \(String(describing: error))")
+                return
+            }
+            #expect(listing(folder).isEmpty)
+        }
+    }
+
+    @Test("read(from:) of a missing folder fails with fileNotFound; of a file, with notReadable")
+    func readMissingOrNotAFolder() throws {
+        try withTemporaryFolder { folder in
+            let missing = folder.appendingPathComponent("nope")
+            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: missing) }
+            guard case .fileNotFound(let reported)? = error else {
+                Issue.record("expected fileNotFound, got \(String(describing: error))")
+                return
+            }
+            #expect(reported == missing)
+
+            let file = folder.appendingPathComponent("file")
+            try put("x", at: file)
+            let second = #expect(throws: DocumentError.self) { try FilePackage.read(from: file) }
+            guard case .notReadable? = second else {
+                Issue.record("expected notReadable, got \(String(describing: second))")
+                return
+            }
+        }
+    }
+
+    @Test("read(from:) rejects a symbolic link inside, naming it")
+    func readRejectsSymbolicLink() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            try samplePackage().write(to: url)
+            #expect(symlink("../a.txt", url.appendingPathComponent("images/link").path) == 0)
+            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
+            guard case .unsupportedPackageEntry(let item, let kind)? = error else {
+                Issue.record("expected unsupportedPackageEntry, got \(String(describing: error))")
+                return
+            }
+            #expect(item.lastPathComponent == "link")
+            #expect(kind == "symbolic link")
+            #expect(error?.errorDescription?.contains("only regular files and folders") == true)
+        }
+    }
+
+    @Test("read(from:) rejects a FIFO inside without blocking on it")
+    func readRejectsFIFO() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            try samplePackage().write(to: url)
+            #expect(mkfifo(url.appendingPathComponent("pipe").path, 0o644) == 0)
+            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
+            guard case .unsupportedPackageEntry(_, let kind)? = error else {
+                Issue.record("expected unsupportedPackageEntry, got \(String(describing: error))")
+                return
+            }
+            #expect(kind.contains("FIFO"))
+        }
+    }
+
+    @Test("read(from:) rejects a name that is not valid UTF-8")
+    func readRejectsInvalidUTF8Name() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            try FilePackage().write(to: url)
+            var path = Array(url.path.utf8).map { CChar(bitPattern: $0) }
+            path += [0x2F, CChar(bitPattern: 0xFF), 0x61, 0]  // "/\xFFa"
+            let fd = open(path, O_CREAT | O_WRONLY, 0o644)
+            #expect(fd >= 0)
+            close(fd)
+            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
+            guard case .invalidPackageEntryName? = error else {
+                Issue.record("expected invalidPackageEntryName, got \(String(describing: error))")
+                return
+            }
+            // The raw-byte removal copes with such names too.
+            #expect(POSIX.removeTree(url.path) == nil)
+            #expect(listing(folder).isEmpty)
+        }
+    }
+
+    // MARK: Atomic package save
+
+    @Test("writePackage replaces the whole folder: old-only files are gone, new ones present, no temporary left")
+    func packageSaveReplacesWholeFolder() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            var old = FilePackage()
+            try old.setFile(Data("old a".utf8), named: "a.txt")
+            try old.setFile(Data("only in old".utf8), named: "old-only.txt")
+            var oldSub = FilePackage()
+            try oldSub.setFile(Data("x".utf8), named: "x.txt")
+            try old.setDirectory(oldSub, named: "sub")
+            try old.write(to: url)
+            #expect(chmod(url.path, 0o750) == 0)
+
+            var new = FilePackage()
+            try new.setFile(Data("new a".utf8), named: "a.txt")
+            try new.setFile(Data("only in new".utf8), named: "new.txt")
+            var newSub = FilePackage()
+            try newSub.setFile(Data("y".utf8), named: "y.txt")
+            try new.setDirectory(newSub, named: "sub")
+            var reports: [Int64] = []
+            try SafeSave.writePackage(new, to: url, creating: false) { reports.append($0) }
+
+            #expect(tree(url) == ["a.txt", "new.txt", "sub/", "sub/y.txt"])
+            #expect(text(at: url.appendingPathComponent("a.txt")) == "new a")
+            #expect(try FilePackage.read(from: url) == new)
+            #expect(permissions(url) == 0o750)
+            #expect(listing(folder) == ["doc.pkg"])
+            #expect(reports.last == Int64(new.totalByteCount))
+        }
+    }
+
+    @Test("writePackage creates a new package, with 0755 less the umask")
+    func packageSaveCreates() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            let package = try samplePackage()
+            try SafeSave.writePackage(package, to: url, creating: true)
+            #expect(try FilePackage.read(from: url) == package)
+            #expect(permissions(url) == 0o755 & ~POSIX.currentUmask())
+            #expect(listing(folder) == ["doc.pkg"])
+        }
+    }
+
+    @Test("writePackage with creating onto an existing package fails with alreadyExists and leaves it intact")
+    func packageSaveCreatingOntoExisting() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            let old = try samplePackage()
+            try old.write(to: url)
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(FilePackage(), to: url, creating: true)
+            }
+            guard case .alreadyExists? = error else {
+                Issue.record("expected alreadyExists, got \(String(describing: error))")
+                return
+            }
+            #expect(try FilePackage.read(from: url) == old)
+            #expect(listing(folder) == ["doc.pkg"])
+        }
+    }
+
+    @Test("writePackage replaces a regular file at the target with the folder")
+    func packageSaveOverFile() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            try put("was a file", at: url)
+            let package = try samplePackage()
+            try SafeSave.writePackage(package, to: url, creating: false)
+            #expect(try FilePackage.read(from: url) == package)
+            #expect(listing(folder) == ["doc.pkg"])
+        }
+    }
+
+    static let packageFailures: [(SafeSave.FailurePoint, Int)] = [
+        (.createTemporary, 0), (.createTemporary, 3), (.write, 0), (.write, 2), (.fsync, 1),
+        (.fsync, 4), (.setPermissions, 0), (.rename, 0),
+    ]
+
+    @Test("a failure in the middle of a package save leaves the old package intact and no temporary tree",
+          arguments: packageFailures)
+    func packageSaveFailureKeepsOld(step: SafeSave.FailurePoint, passes: Int) throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            let old = try samplePackage()
+            try old.write(to: url)
+            var new = FilePackage()
+            for index in 0..<6 { try new.setFile(Data("file \(index)".utf8), named: "f\(index).txt") }
+            SafeSave.injectFailure(at: step, errno: EIO, after: passes, forTarget: url)
+            defer { SafeSave.removeInjectedFailures(forTarget: url) }
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(new, to: url, creating: false)
+            }
+            guard case .saveFailed(_, _, let code)? = error else {
+                Issue.record("expected saveFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(code == EIO)
+            #expect(try FilePackage.read(from: url) == old)
+            #expect(listing(folder) == ["doc.pkg"])
+        }
+    }
+
+    @Test("a failure to flush the folder after the swap: new package in place, old tree removed")
+    func packageSaveFlushFailure() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            try samplePackage().write(to: url)
+            var new = FilePackage()
+            try new.setFile(Data("n".utf8), named: "n.txt")
+            SafeSave.injectFailure(at: .directoryFsync, forTarget: url)
+            defer { SafeSave.removeInjectedFailures(forTarget: url) }
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(new, to: url, creating: false)
+            }
+            guard case .saveFailed(_, let reason, _)? = error else {
+                Issue.record("expected saveFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("in place"))
+            #expect(try FilePackage.read(from: url) == new)
+            #expect(listing(folder) == ["doc.pkg"])
+        }
+    }
+
+    @Test("writePackage into a folder that vanished fails with folderMissing")
+    func packageSaveFolderMissing() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("gone/doc.pkg")
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(FilePackage(), to: url, creating: false)
+            }
+            guard case .folderMissing? = error else {
+                Issue.record("expected folderMissing, got \(String(describing: error))")
+                return
+            }
+            #expect(listing(folder).isEmpty)
+        }
+    }
+
+    @Test("a package save on a full disk fails with diskFull and keeps the old package",
+          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+    func packageSaveDiskFull() throws {
+        try TmpfsMount.withMount(size: "64k") { mount in
+            let url = mount.appendingPathComponent("doc.pkg")
+            let old = try samplePackage()
+            try old.write(to: url)
+            var big = FilePackage()
+            for index in 0..<4 { try big.setFile(Data(count: 50 * 1024), named: "chunk\(index)") }
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(big, to: url, creating: false)
+            }
+            guard case .diskFull? = error else {
+                Issue.record("expected diskFull, got \(String(describing: error))")
+                return
+            }
+            #expect(try FilePackage.read(from: url) == old)
+            #expect(listing(mount) == ["doc.pkg"])
+        }
+    }
+
+    @Test("a package save on a read-only file system fails with notWritable and keeps the old package",
+          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+    func packageSaveReadOnly() throws {
+        try TmpfsMount.withMount(size: "64k") { mount in
+            let url = mount.appendingPathComponent("doc.pkg")
+            let old = try samplePackage()
+            try old.write(to: url)
+            try TmpfsMount.remountReadOnly(mount)
+            let error = #expect(throws: DocumentError.self) {
+                try SafeSave.writePackage(FilePackage(), to: url, creating: false)
+            }
+            guard case .notWritable? = error else {
+                Issue.record("expected notWritable, got \(String(describing: error))")
+                return
+            }
+            #expect(try FilePackage.read(from: url) == old)
+            #expect(listing(mount) == ["doc.pkg"])
+        }
+    }
+}
