@@ -4,7 +4,7 @@
 //
 //   hold <read|write|delete|move> <path> [purpose]  take the access, print "HELD", wait for a
 //                                                  line on stdin, release, print "RELEASED"
-//   try <read|write> <path> <timeout-ms> [purpose]  print "OK <µs>" or "ERROR <description>"
+//   try <read|write|delete> <path> <timeout-ms> [purpose]  print "OK <µs>" or "ERROR <description>"
 //   increment <counter-file> <times>               coordinated read-modify-write, print "DONE"
 //   loop-read <path>                               coordinated reads until stdin closes
 //   package-ext <ext> ...                          (prefix) register package extensions first
@@ -59,10 +59,10 @@ do {
         let c = coordinator(purpose: arguments.count > 4 ? arguments[4] : nil)
         c.timeout = .milliseconds(Int(arguments[3]) ?? 1000)
         let start = clock.now
-        if arguments[1] == "read" {
-            try c.coordinate(readingItemAt: url) { _ in }
-        } else {
-            try c.coordinate(writingItemAt: url) { _ in }
+        switch arguments[1] {
+        case "read": try c.coordinate(readingItemAt: url) { _ in }
+        case "delete": try c.coordinate(writingItemAt: url, options: .forDeleting) { _ in }
+        default: try c.coordinate(writingItemAt: url) { _ in }
         }
         say("OK \(micros(clock.now - start))")
     case "increment":
