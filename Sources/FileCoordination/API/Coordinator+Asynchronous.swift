@@ -42,7 +42,7 @@ extension Coordinator {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 DispatchQueue.global().async {
                     do {
-                        var access = try CoordinatedAccess.begin(intents, coordinator: self, extraTokens: [taskCancellation])
+                        var access = try CoordinatedAccess.begin(intents, coordinator: self, taskToken: taskCancellation)
                         let updated = access.intents
                         let result = Result { try access.run { try accessor(updated) } }
                         access.end()

@@ -20,11 +20,11 @@ extension Coordinator {
             try batchAccessor({})
             return
         }
-        let context = WaitContext(timeout: timeout, tokens: [cancellation])
+        let context = WaitContext(timeout: timeout, token: cancellation)
         try context.check()
         let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter,
                                            requester: effectiveOwner, context: context)
-        let accesses = intents.map(ResolvedAccess.init)
+        let accesses = ResolvedAccess.resolve(intents)
         let reacquirers = try messenger.prepare(accesses)
         let prepared = messenger.concernedPresenters(accesses).map(ObjectIdentifier.init)
         batchPrepared.withLock { counts in for id in prepared { counts[id, default: 0] += 1 } }

@@ -26,7 +26,7 @@ public final class Coordinator: Sendable {
     let filePresenter: (any FilePresenter)?
     let owner = LockOwner()
     let cancellation = CancellationToken()
-    private let settings: Mutex<(purpose: String, timeout: Duration?)>
+    private let settings: Mutex<(purpose: String?, timeout: Duration?)>
     /// Presenters prepared by a running `prepare(forReadingItemsAt:…)` batch (with a count of
     /// batches): this coordinator's own coordinations do not message them again.
     let batchPrepared = Mutex<[ObjectIdentifier: Int]>([:])
@@ -36,7 +36,7 @@ public final class Coordinator: Sendable {
     /// it answers a save or deletion request).
     public init(filePresenter: (any FilePresenter)? = nil) {
         self.filePresenter = filePresenter
-        self.settings = Mutex((UUID().uuidString, nil))
+        self.settings = Mutex((nil, nil))
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in
@@ -45,7 +45,13 @@ public final class Coordinator: Sendable {
     /// since the identifier may then be shared.
     public var purposeIdentifier: String {
         get {
-            let purpose = settings.withLock { $0.purpose }
+            // Made on first use: most coordinators never need one, and a UUID costs a syscall.
+            let purpose = settings.withLock { settings in
+                if let purpose = settings.purpose { return purpose }
+                let made = UUID().uuidString
+                settings.purpose = made
+                return made
+            }
             owner.setGroup(purpose)
             return purpose
         }

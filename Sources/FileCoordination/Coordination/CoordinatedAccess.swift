@@ -14,16 +14,16 @@ struct CoordinatedAccess: Sendable {
     var snapshots: [URL: URL] = [:]
 
     static func begin(
-        _ intents: [FileAccessIntent], coordinator: Coordinator, extraTokens: [CancellationToken] = []
+        _ intents: [FileAccessIntent], coordinator: Coordinator, taskToken: CancellationToken? = nil
     ) throws(CoordinationError) -> CoordinatedAccess {
         try validate(intents)
-        let context = WaitContext(timeout: coordinator.timeout, tokens: [coordinator.cancellation] + extraTokens)
+        let context = WaitContext(timeout: coordinator.timeout, token: coordinator.cancellation, taskToken: taskToken)
         try context.check()
         var intents = intents
         // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
         for _ in 0..<8 {
             let sequence = MoveLog.sequence
-            let accesses = intents.map(ResolvedAccess.init)
+            let accesses = ResolvedAccess.resolve(intents)
             let owner = coordinator.effectiveOwner
             var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context)
             if MoveLog.sequence != sequence {
@@ -60,7 +60,8 @@ struct CoordinatedAccess: Sendable {
 
     /// The URL the accessor gets for each intent.
     var urls: [URL] {
-        accesses.map { snapshots[$0.intent.url] ?? $0.accessorURL }
+        if snapshots.isEmpty { return accesses.map(\.accessorURL) }
+        return accesses.map { snapshots[$0.intent.url] ?? $0.accessorURL }
     }
 
     var intents: [FileAccessIntent] {

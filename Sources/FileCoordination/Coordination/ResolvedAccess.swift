@@ -9,10 +9,12 @@ struct ResolvedAccess: Sendable {
     var itemPath: String
     /// The path whose lock is taken: the outermost enclosing package, or the item.
     var lockPath: String
+    /// Whether the item is a directory / existed before the access. Only looked up (one `lstat`)
+    /// when something depends on it: a delete/move/replace, or registered presenters.
     var isDirectory: Bool
     var existedBefore: Bool
 
-    init(_ intent: FileAccessIntent) {
+    init(_ intent: FileAccessIntent, inspect: Bool) {
         self.intent = intent
         if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
             itemPath = CanonicalPath.resolvingItem(intent.url)
@@ -20,9 +22,27 @@ struct ResolvedAccess: Sendable {
             itemPath = CanonicalPath.of(intent.url)
         }
         lockPath = PackageExtensions.outermostPackage(containing: itemPath) ?? itemPath
-        var info = stat()
-        existedBefore = lstat(itemPath, &info) == 0
-        isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
+        var needsKind = inspect
+        switch intent.kind {
+        case .writing(let options):
+            needsKind = needsKind || !options.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing])
+        case .reading(let options):
+            needsKind = needsKind || options.contains(.forUploading)
+        }
+        if needsKind {
+            var info = stat()
+            existedBefore = lstat(itemPath, &info) == 0
+            isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
+        } else {
+            existedBefore = true
+            isDirectory = false
+        }
+    }
+
+    /// Resolves intents, inspecting the items when presenters are registered.
+    static func resolve(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
+        let inspect = !PresenterRegistry.shared.isEmpty
+        return intents.map { ResolvedAccess($0, inspect: inspect) }
     }
 
     var isWrite: Bool { intent.isWriting }
@@ -60,6 +80,10 @@ struct LockClaim: Sendable, Equatable {
     var subtree: Bool
 
     static func claims(for accesses: [ResolvedAccess]) -> [LockClaim] {
+        if accesses.count == 1, let access = accesses.first {
+            let subtree = access.isWrite && access.removesItem && access.isDirectory && !access.isInsidePackage
+            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtree: subtree)]
+        }
         var byPath: [String: LockClaim] = [:]
         for access in accesses {
             let subtree = access.isWrite && access.removesItem && access.isDirectory && !access.isInsidePackage

@@ -14,18 +14,40 @@ import Synchronization
 /// dropped (see Docs/Coordination.md, "Limits").
 enum CanonicalPath {
     private static let parentCache = Mutex<[String: String]>([:])
+    /// Whole paths already canonicalized: the hot path is one dictionary look-up.
+    private static let pathCache = Mutex<[String: String]>([:])
     private static let cacheLimit = 4096
 
     /// The canonical path for `url` (a file URL).
     static func of(_ url: URL) -> String {
-        of(path: url.path)
+        // Keyed by the percent-encoded path, which costs a sixth of `url.path` (no decoding);
+        // decoding happens only on a miss.
+        let encoded = url.path(percentEncoded: true)
+        if let hit = encodedCache.withLock({ $0[encoded] }) { return hit }
+        let canonical = of(path: url.path)
+        encodedCache.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[encoded] = canonical
+        }
+        return canonical
     }
+    private static let encodedCache = Mutex<[String: String]>([:])
 
     static func of(path rawPath: String) -> String {
+        if let hit = pathCache.withLock({ $0[rawPath] }) { return hit }
         let lexical = lexicallyNormalized(rawPath)
-        guard lexical != "/" else { return "/" }
-        let (parent, name) = split(lexical)
-        return join(canonicalDirectory(parent), name)
+        let canonical: String
+        if lexical == "/" {
+            canonical = "/"
+        } else {
+            let (parent, name) = split(lexical)
+            canonical = join(canonicalDirectory(parent), name)
+        }
+        pathCache.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[rawPath] = canonical
+        }
+        return canonical
     }
 
     /// The item fully resolved, links included (for `.resolvesSymbolicLink`).
@@ -38,11 +60,12 @@ enum CanonicalPath {
     /// Drops cached resolutions at or below `path` (a directory moved or deleted).
     static func invalidate(under path: String) {
         let prefix = path == "/" ? "/" : path + "/"
-        parentCache.withLock { cache in
-            cache = cache.filter { key, value in
-                !(key == path || key.hasPrefix(prefix) || value == path || value.hasPrefix(prefix))
-            }
+        let keep: (String, String) -> Bool = { key, value in
+            !(key == path || key.hasPrefix(prefix) || value == path || value.hasPrefix(prefix))
         }
+        parentCache.withLock { cache in cache = cache.filter(keep) }
+        pathCache.withLock { cache in cache = cache.filter(keep) }
+        encodedCache.withLock { cache in cache = cache.filter { _, value in !(value == path || value.hasPrefix(prefix)) } }
     }
 
     private static func canonicalDirectory(_ directory: String) -> String {
@@ -75,9 +98,7 @@ enum CanonicalPath {
         if !absolute.hasPrefix("/") {
             absolute = FileManager.default.currentDirectoryPath + "/" + absolute
         }
-        if !absolute.contains("/.") && !absolute.contains("//") && (absolute.count == 1 || !absolute.hasSuffix("/")) {
-            return absolute
-        }
+        if isNormal(absolute) { return absolute }
         var parts: [Substring] = []
         for component in absolute.split(separator: "/", omittingEmptySubsequences: true) {
             if component == "." { continue }
@@ -87,10 +108,31 @@ enum CanonicalPath {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// True when an absolute path has no `.` or `..` component, no `//` and no trailing `/`.
+    private static func isNormal(_ path: String) -> Bool {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        var previous: UInt8 = 0, beforePrevious: UInt8 = 0, beforeThat: UInt8 = 0
+        var count = 0
+        for byte in path.utf8 {
+            if byte == slash {
+                if previous == slash { return false }                                     // "//"
+                if previous == dot && beforePrevious == slash { return false }            // "/./"
+                if previous == dot && beforePrevious == dot && beforeThat == slash { return false } // "/../"
+            }
+            beforeThat = beforePrevious; beforePrevious = previous; previous = byte
+            count += 1
+        }
+        if count > 1 && previous == slash { return false }
+        if previous == dot && beforePrevious == slash { return false }                     // ends "/."
+        if previous == dot && beforePrevious == dot && beforeThat == slash { return false } // ends "/.."
+        return true
+    }
+
     static func split(_ path: String) -> (parent: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return ("/", path) }
-        let parent = slash == path.startIndex ? "/" : String(path[..<slash])
-        return (parent, String(path[path.index(after: slash)...]))
+        let utf8 = path.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("/", path) }
+        let parent = slash == utf8.startIndex ? "/" : String(path[..<slash])
+        return (parent, String(path[utf8.index(after: slash)...]))
     }
 
     static func join(_ directory: String, _ name: String) -> String {

@@ -38,12 +38,16 @@ enum LockFileNaming {
 
 /// A hash that is the same in every process and every run (Swift's `Hasher` is seeded per process).
 enum StableHash {
+    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    @inline(__always)
+    static func step(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
+        (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    }
+
     static func fnv1a64<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
+        var hash = offsetBasis
+        for byte in bytes { hash = step(hash, byte) }
         return hash
     }
 }

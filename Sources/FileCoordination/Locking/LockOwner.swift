@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// The locks one coordinator (or one purpose) holds, with nesting.
+/// The locks one coordinator holds, with nesting.
 ///
 /// A coordinator never blocks itself: a nested read inside its own write, or a write inside its own
 /// read, reuses the same open file description, so the kernel sees one owner and only converts
@@ -14,8 +14,7 @@ import Synchronization
 /// - **group** — the purpose identifier may be shared with other coordinators, here or in other
 ///   processes, which must not block each other: members hold the other groups' rows shared, and
 ///   a writer also holds one column and its own cell exclusively.
-final class LockOwner: @unchecked Sendable {
-    // @unchecked: `holdings`, `groupName` and `busy` are only touched with `condition` locked.
+final class LockOwner: Sendable {
     private struct Holding {
         let file: LockFile
         let fd: Int32
@@ -25,42 +24,86 @@ final class LockOwner: @unchecked Sendable {
         var trees = 0
     }
 
+    /// A holding, or a marker that one thread of this owner is changing it in the kernel.
+    private enum Slot {
+        case busy
+        case held(Holding)
+    }
+
+    private enum Plan {
+        case done
+        case wait(seenTransitions: Int)
+        case upgrade(Holding)
+        case fresh(group: String?)
+    }
+
     struct GroupCell {
         let row: Int
         let column: Int
         let columnSlot: Int
     }
 
-    private let condition = NSCondition()
-    private var holdings: [String: Holding] = [:]
-    private var busy: Set<String> = []
-    private var groupName: String?
-    private static let nextID = Atomic<Int>(0)
-    private let uniqueKey: String
-
-    init() {
-        uniqueKey = "#owner-\(getpid())-\(LockOwner.nextID.add(1, ordering: .relaxed).newValue)"
+    /// Who never blocks whom: an owner's own accesses, or every owner sharing a purpose.
+    enum GroupKey: Equatable, Sendable {
+        case owner(Int)
+        case purpose(String)
     }
+
+    /// The paths this owner holds (usually one or two, so a list beats a hash table).
+    private struct Slots {
+        private var entries: [(path: String, slot: Slot)] = []
+
+        subscript(path: String) -> Slot? {
+            get {
+                for index in entries.indices.reversed() where entries[index].path == path { return entries[index].slot }
+                return nil
+            }
+            set {
+                let index = entries.lastIndex { $0.path == path }
+                switch (index, newValue) {
+                case let (index?, slot?): entries[index].slot = slot
+                case let (nil, slot?): entries.append((path, slot))
+                case let (index?, nil): entries.remove(at: index)
+                case (nil, nil): break
+                }
+            }
+        }
+
+        mutating func removeValue(forKey path: String) { self[path] = nil }
+    }
+
+    private struct State {
+        var slots = Slots()
+        var groupName: String?
+        var waitingForBusy = 0
+        /// Counts finished transitions, so a waiter can tell that one ended.
+        var transitions = 0
+    }
+
+    private let state = Mutex(State())
+    /// Only used when two threads of the same owner change the same holding at once (rare).
+    private let busyCondition = NSCondition()
+    private static let nextID = Atomic<Int>(0)
+    private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
+
+    init() {}
 
     /// The key that decides which claims never block each other: the purpose when shared,
     /// otherwise a key unique to this owner.
-    var groupKey: String {
-        condition.lock()
-        defer { condition.unlock() }
-        return groupName ?? uniqueKey
+    var groupKey: GroupKey {
+        state.withLock { $0.groupName }.map(GroupKey.purpose) ?? .owner(id)
     }
 
     /// Switches to group mode under `name`. Holdings taken before keep their mode until released.
     func setGroup(_ name: String) {
-        condition.lock()
-        groupName = name
-        condition.unlock()
+        state.withLock { $0.groupName = name }
     }
 
     func holdsTree(_ path: String) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return (holdings[path]?.trees ?? 0) > 0
+        state.withLock { state in
+            if case .held(let holding) = state.slots[path] { return holding.trees > 0 }
+            return false
+        }
     }
 
     // MARK: Acquire and release
@@ -70,100 +113,100 @@ final class LockOwner: @unchecked Sendable {
     /// Takes `access` on `file` for this owner, waiting as `stepper` allows.
     func acquire(_ access: Access, on file: LockFile, directory: LockDirectory, stepper: LockStepper) throws(CoordinationError) {
         let path = file.itemPath
-        // Fast bookkeeping for nested holds; otherwise reserve the holding while the kernel works.
-        condition.lock()
-        while busy.contains(path) {
-            // Another thread of this same owner is changing this holding; it never waits long
-            // without a deadline of its own, so wait for it (bounded by our own deadline).
-            if let deadline = stepper.context.deadline {
-                let left = deadline - ContinuousClock.now
-                if left <= .zero { condition.unlock(); throw .timedOut }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
-            } else {
-                condition.wait()
+        var plan: Plan
+        while true {
+            plan = state.withLock { state -> Plan in
+                switch state.slots[path] {
+                case .busy?:
+                    state.waitingForBusy += 1
+                    return .wait(seenTransitions: state.transitions)
+                case .held(var holding)?:
+                    let needsKernel: Bool
+                    switch access {
+                    case .read: needsKernel = false
+                    case .write: needsKernel = holding.writers == 0
+                    case .tree: needsKernel = holding.trees == 0
+                    }
+                    if needsKernel {
+                        state.slots[path] = .busy
+                        return .upgrade(holding)
+                    }
+                    Self.bump(&holding, access, by: 1)
+                    state.slots[path] = .held(holding)
+                    return .done
+                case nil:
+                    state.slots[path] = .busy
+                    return .fresh(group: state.groupName)
+                }
             }
-            if stepper.context.tokens.contains(where: { $0.isCancelled }) { condition.unlock(); throw .cancelled }
+            guard case .wait(let seen) = plan else { break }
+            try waitForTransition(after: seen, stepper.context)
         }
-        if var holding = holdings[path] {
-            let needsKernel: Bool
-            switch access {
-            case .read: needsKernel = false
-            case .write: needsKernel = holding.writers == 0
-            case .tree: needsKernel = holding.trees == 0
-            }
-            if !needsKernel {
-                bump(&holding, access, by: 1)
-                holdings[path] = holding
-                condition.unlock()
-                return
-            }
-            busy.insert(path)
-            condition.unlock()
+
+        switch plan {
+        case .done, .wait:
+            return
+        case .upgrade(var holding):
             do {
                 try upgrade(holding, to: access, stepper: stepper)
             } catch {
-                finish(path) { _ in }
+                finish(path, .held(holding))
                 throw error
             }
-            finish(path) { holdings in
-                if var current = holdings[path] { bump(&current, access, by: 1); holdings[path] = current }
+            Self.bump(&holding, access, by: 1)
+            finish(path, .held(holding))
+        case .fresh(let groupName):
+            var fd: Int32 = -1
+            var cell: GroupCell?
+            do {
+                fd = try file.checkout { (missing) throws(CoordinationError) -> Int32 in
+                    try LockTable.shared.create(missing, in: directory, step: stepper)
+                }
+                if let groupName {
+                    let slot = ColumnAllocator.shared.allocate()
+                    cell = GroupCell(row: Self.row(for: groupName), column: ColumnAllocator.column(for: slot), columnSlot: slot)
+                }
+                try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
+            } catch {
+                if fd >= 0 {
+                    _ = OFDLock.apply(.unlock, fd: fd, start: 0, length: 0, wait: false)
+                    file.checkin(fd)
+                }
+                if let cell { ColumnAllocator.shared.release(cell.columnSlot) }
+                finish(path, nil)
+                throw error
             }
-            return
-        }
-        busy.insert(path)
-        let group = groupName.map { name in
-            GroupCell(row: Self.row(for: name), column: 0, columnSlot: -1)
-        }
-        condition.unlock()
-
-        var fd: Int32 = -1
-        var cell: GroupCell?
-        do {
-            fd = try file.checkout { (missing) throws(CoordinationError) -> Int32 in
-                try LockTable.shared.create(missing, in: directory, step: stepper)
-            }
-            if let group {
-                let slot = ColumnAllocator.shared.allocate()
-                cell = GroupCell(row: group.row, column: ColumnAllocator.column(for: slot), columnSlot: slot)
-            }
-            try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
-        } catch {
-            if fd >= 0 {
-                _ = OFDLock.apply(.unlock, fd: fd, start: 0, length: 0, wait: false)
-                file.checkin(fd)
-            }
-            if let cell { ColumnAllocator.shared.release(cell.columnSlot) }
-            finish(path) { _ in }
-            throw error
-        }
-        finish(path) { holdings in
             var holding = Holding(file: file, fd: fd, group: cell)
-            bump(&holding, access, by: 1)
-            holdings[path] = holding
+            Self.bump(&holding, access, by: 1)
+            finish(path, .held(holding))
         }
     }
 
     /// Gives back one access of kind `access` on `path`.
     func release(_ access: Access, on path: String) {
-        condition.lock()
-        guard var holding = holdings[path] else { condition.unlock(); return }
-        bump(&holding, access, by: -1)
-        if holding.readers + holding.writers + holding.trees == 0 {
-            holdings.removeValue(forKey: path)
-            condition.unlock()
+        enum Next { case nothing, closeAll(Holding), downgrade(Holding), dropTree(Holding) }
+        let next: Next = state.withLock { state in
+            guard case .held(var holding)? = state.slots[path] else { return .nothing }
+            Self.bump(&holding, access, by: -1)
+            if holding.readers + holding.writers + holding.trees == 0 {
+                state.slots.removeValue(forKey: path)
+                return .closeAll(holding)
+            }
+            state.slots[path] = .held(holding)
+            if access == .write && holding.writers == 0 { return .downgrade(holding) }
+            if access == .tree && holding.trees == 0 { return .dropTree(holding) }
+            return .nothing
+        }
+        switch next {
+        case .nothing:
+            return
+        case .closeAll(let holding):
             _ = OFDLock.apply(.unlock, fd: holding.fd, start: 0, length: 0, wait: false)
             holding.file.checkin(holding.fd)
             if let group = holding.group { ColumnAllocator.shared.release(group.columnSlot) }
-            return
-        }
-        holdings[path] = holding
-        let downgrade = access == .write && holding.writers == 0
-        let dropTree = access == .tree && holding.trees == 0
-        condition.unlock()
-        if dropTree {
+        case .dropTree(let holding):
             _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.tree, length: 1, wait: false)
-        }
-        if downgrade {
+        case .downgrade(let holding):
             if let group = holding.group {
                 _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.column(group.column), length: 1, wait: false)
                 _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.cell(row: group.row, column: group.column), length: 1, wait: false)
@@ -175,15 +218,42 @@ final class LockOwner: @unchecked Sendable {
         }
     }
 
-    private func finish(_ path: String, _ update: (inout [String: Holding]) -> Void) {
-        condition.lock()
-        update(&holdings)
-        busy.remove(path)
-        condition.broadcast()
-        condition.unlock()
+    /// Ends a kernel transition: stores the new slot (nil: no holding) and wakes same-owner waiters.
+    private func finish(_ path: String, _ slot: Slot?) {
+        let wake = state.withLock { state -> Bool in
+            state.slots[path] = slot
+            state.transitions &+= 1
+            defer { state.waitingForBusy = 0 }
+            return state.waitingForBusy > 0
+        }
+        if wake {
+            busyCondition.lock()
+            busyCondition.broadcast()
+            busyCondition.unlock()
+        }
     }
 
-    private func bump(_ holding: inout Holding, _ access: Access, by delta: Int) {
+    /// Sleeps until a transition of this owner ends after the one seen busy, or the context's
+    /// deadline or cancellation. The check and the sleep happen under `busyCondition`, and
+    /// `finish` broadcasts under it, so no wake-up is lost.
+    private func waitForTransition(after seen: Int, _ context: WaitContext) throws(CoordinationError) {
+        let stopObserving = context.onCancel { [busyCondition] in
+            busyCondition.lock(); busyCondition.broadcast(); busyCondition.unlock()
+        }
+        defer { stopObserving() }
+        busyCondition.lock()
+        defer { busyCondition.unlock() }
+        while state.withLock({ $0.transitions }) == seen {
+            try context.check()
+            if let deadline = context.deadline {
+                _ = busyCondition.wait(until: Date(timeIntervalSinceNow: deadline.secondsFromNow))
+            } else {
+                busyCondition.wait()
+            }
+        }
+    }
+
+    private static func bump(_ holding: inout Holding, _ access: Access, by delta: Int) {
         switch access {
         case .read: holding.readers += delta
         case .write: holding.writers += delta
@@ -198,9 +268,10 @@ final class LockOwner: @unchecked Sendable {
         case .tree:
             try stepper.take(.exclusive, fd: fd, start: LockFileLayout.tree, length: 1, itemPath: path, subtree: true)
         case .read:
+            // Fast path: no writer is queued on the pending gate, and nobody writes.
             if group == nil,
-               OFDLock.apply(.shared, fd: fd, start: LockFileLayout.pending, length: 1 + LockFileLayout.itemLength, wait: false) == .done {
-                _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.pending, length: 1, wait: false)
+               !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1),
+               OFDLock.apply(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
                 return
             }
             try withPendingGate(.shared, fd: fd, path: path, stepper: stepper) { () throws(CoordinationError) in

@@ -11,7 +11,7 @@ enum ThreadClaims {
         let exclusive: Bool
         let subtree: Bool
         /// The owner's group: claims of one group never block each other.
-        let group: String
+        let group: LockOwner.GroupKey
     }
 
     private final class Box {
@@ -36,7 +36,12 @@ enum ThreadClaims {
         return box
     }
 
-    /// Records claims for the duration of an accessor; returns how many were added.
+    /// Records one claim for the duration of an accessor.
+    static func push(_ claim: Held) {
+        box(creating: true)?.claims.append(claim)
+    }
+
+    /// Records claims for the duration of an accessor.
     static func push(_ claims: [Held]) {
         guard !claims.isEmpty, let box = box(creating: true) else { return }
         box.claims.append(contentsOf: claims)
@@ -49,7 +54,7 @@ enum ThreadClaims {
 
     /// Throws `.wouldDeadlock` when this thread holds, through a coordinator of another group, an
     /// access that conflicts with the one about to be waited for.
-    static func checkWaitIsSafe(path: String, exclusive: Bool, subtree: Bool, group: String) throws(CoordinationError) {
+    static func checkWaitIsSafe(path: String, exclusive: Bool, subtree: Bool, group: LockOwner.GroupKey) throws(CoordinationError) {
         guard let box = box(creating: false) else { return }
         for held in box.claims where held.group != group && (held.exclusive || exclusive) {
             let overlaps = held.path == path

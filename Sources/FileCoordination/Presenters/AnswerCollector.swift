@@ -38,9 +38,7 @@ final class AnswerCollector: @unchecked Sendable {
         while outstanding > 0 {
             try context.check()
             if let deadline = context.deadline {
-                let left = deadline - ContinuousClock.now
-                let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, seconds)))
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0, deadline.secondsFromNow)))
             } else {
                 condition.wait()
             }

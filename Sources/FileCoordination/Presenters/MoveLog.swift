@@ -6,11 +6,15 @@ enum MoveLog {
     private static let state = Mutex<(sequence: Int, moves: [(sequence: Int, old: String, new: String)])>((0, []))
     private static let limit = 256
 
-    static var sequence: Int { state.withLock { $0.sequence } }
+    /// Mirrors `state.sequence` so the common "nothing moved" check takes no lock.
+    private static let published = Atomic<Int>(0)
+
+    static var sequence: Int { published.load(ordering: .acquiring) }
 
     static func record(from old: String, to new: String) {
         state.withLock { state in
             state.sequence += 1
+            published.store(state.sequence, ordering: .releasing)
             state.moves.append((state.sequence, old, new))
             if state.moves.count > limit { state.moves.removeFirst(state.moves.count - limit) }
         }
@@ -18,8 +22,8 @@ enum MoveLog {
 
     /// Where `path` is now, applying the moves recorded after `sequence`.
     static func currentPath(of path: String, since sequence: Int) -> String {
-        state.withLock { state in
-            guard state.sequence != sequence else { return path }
+        guard published.load(ordering: .acquiring) != sequence else { return path }
+        return state.withLock { state in
             var current = path
             for move in state.moves where move.sequence > sequence {
                 if current == move.old {

@@ -25,11 +25,36 @@ final class PresenterRegistry: Sendable {
         var entries: [ObjectIdentifier: Registered] = [:]
         var byPath: [String: [ObjectIdentifier]] = [:]
         var unplaced: Set<ObjectIdentifier> = []
+        /// How many presenters are indexed under each path, by the path's stable hash: lets
+        /// `mayConcern` test a path and all its ancestors without building any string.
+        var pathHashes: [UInt64: Int] = [:]
     }
     private let state = Mutex(State())
     private let count = Atomic<Int>(0)
 
     var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+
+    /// False only when no presenter can be concerned by an access to `path`: none presents the
+    /// item or a directory above it, and none is waiting for a URL. (A hash collision answers
+    /// true, which only costs the full look-up.)
+    func mayConcern(_ path: String) -> Bool {
+        guard !isEmpty else { return false }
+        return state.withLock { state in
+            if !state.unplaced.isEmpty { return true }
+            if state.pathHashes.isEmpty { return false }
+            var hash = StableHash.offsetBasis
+            var first = true
+            for byte in path.utf8 {
+                if byte == UInt8(ascii: "/"), !first, state.pathHashes[hash] != nil { return true }
+                hash = StableHash.step(hash, byte)
+                if first {
+                    first = false
+                    if state.pathHashes[hash] != nil { return true }  // "/"
+                }
+            }
+            return state.pathHashes[hash] != nil
+        }
+    }
 
     func add(_ presenter: any FilePresenter) {
         let id = ObjectIdentifier(presenter)
@@ -112,6 +137,7 @@ final class PresenterRegistry: Sendable {
     private static func index(_ id: ObjectIdentifier, path: String?, in state: inout State) {
         if let path {
             state.byPath[path, default: []].append(id)
+            state.pathHashes[StableHash.fnv1a64(path.utf8), default: 0] += 1
         } else {
             state.unplaced.insert(id)
         }
@@ -120,6 +146,10 @@ final class PresenterRegistry: Sendable {
     private static func unindex(_ id: ObjectIdentifier, in state: inout State) {
         state.unplaced.remove(id)
         guard let path = state.entries[id]?.path else { return }
+        let hash = StableHash.fnv1a64(path.utf8)
+        if let count = state.pathHashes[hash] {
+            if count <= 1 { state.pathHashes.removeValue(forKey: hash) } else { state.pathHashes[hash] = count - 1 }
+        }
         state.byPath[path]?.removeAll { $0 == id }
         if state.byPath[path]?.isEmpty == true { state.byPath.removeValue(forKey: path) }
     }

@@ -45,26 +45,44 @@ final class CancellationToken: Sendable {
     }
 }
 
-/// Everything that can end a wait early: a deadline and the cancellation tokens in force.
+/// Everything that can end a wait early: a deadline, the coordinator's cancellation token and,
+/// for `async` calls, the task's.
 struct WaitContext: Sendable {
     var deadline: ContinuousClock.Instant?
-    var tokens: [CancellationToken]
+    let token: CancellationToken
+    let taskToken: CancellationToken?
 
-    init(timeout: Duration?, tokens: [CancellationToken]) {
+    init(timeout: Duration?, token: CancellationToken, taskToken: CancellationToken? = nil) {
         self.deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
-        self.tokens = tokens
+        self.token = token
+        self.taskToken = taskToken
     }
+
+    var isCancelled: Bool { token.isCancelled || (taskToken?.isCancelled ?? false) }
 
     /// Throws `.cancelled` or `.timedOut` when the wait must end now.
     func check() throws(CoordinationError) {
-        if tokens.contains(where: { $0.isCancelled }) { throw .cancelled }
+        if isCancelled { throw .cancelled }
         if let deadline, ContinuousClock.now >= deadline { throw .timedOut }
     }
 
-    /// Registers `wake` with every token; returns a closure that unregisters.
+    /// Registers `wake` with the tokens; returns a closure that unregisters. Runs `wake` at once
+    /// when a token is already cancelled.
     func onCancel(_ wake: @escaping @Sendable () -> Void) -> () -> Void {
-        let ids = tokens.map { ($0, $0.onCancel(wake)) }
-        if ids.contains(where: { $0.1 == nil }) { wake() }
-        return { for (token, id) in ids { token.removeWakeup(id) } }
+        let first = token.onCancel(wake)
+        let second = taskToken?.onCancel(wake)
+        if first == nil || (taskToken != nil && second == nil) { wake() }
+        return { [token, taskToken] in
+            token.removeWakeup(first)
+            taskToken?.removeWakeup(second)
+        }
+    }
+}
+
+extension ContinuousClock.Instant {
+    /// Seconds from now until this instant (negative when past), for `Date`-based waits.
+    var secondsFromNow: Double {
+        let left = self - ContinuousClock.now
+        return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
     }
 }

@@ -111,9 +111,7 @@ final class KernelWaitInterrupter: @unchecked Sendable {
                 registrations[id] = registration
             }
             if let nextWake {
-                let seconds = Double((nextWake - ContinuousClock.now).components.attoseconds) / 1e18
-                    + Double((nextWake - ContinuousClock.now).components.seconds)
-                _ = condition.wait(until: Date(timeIntervalSinceNow: max(seconds, 0)))
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(nextWake.secondsFromNow, 0)))
             } else {
                 condition.wait()
             }

@@ -1,0 +1,39 @@
+import Foundation
+import Glibc
+
+/// A copy of this benchmark started as a child process, driven through pipes.
+final class Child {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer: [UInt8] = []
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--child"] + arguments
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    func readLine() -> String? {
+        let fd = output.fileHandleForReading.fileDescriptor
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                defer { buffer.removeFirst(newline + 1) }
+                return String(decoding: buffer[..<newline], as: UTF8.self)
+            }
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            buffer += chunk[..<count]
+        }
+    }
+
+    func send(_ line: String = "go") { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}

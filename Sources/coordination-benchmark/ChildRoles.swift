@@ -1,0 +1,85 @@
+import FileCoordination
+import Foundation
+import Glibc
+
+/// What a child copy of the benchmark does when started with `--child ROLE ...`.
+enum ChildRole {
+    static func run(_ arguments: [String]) -> Never {
+        let role = arguments[0]
+        let path = arguments[1]
+        let url = URL(fileURLWithPath: path)
+        switch role {
+        case "loop-read":
+            // Coordinated reads until stdin closes.
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    try? Coordinator().coordinate(readingItemAt: url) { url in
+                        buffer.withUnsafeMutableBytes { _ = Raw.readFile(url.path, into: $0) }
+                    }
+                }
+            }.start()
+            say("READY")
+            while readLine() != nil {}
+            exit(0)
+        case "loop-read-raw":
+            let fd = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    flock(fd, LOCK_SH)
+                    buffer.withUnsafeMutableBytes { _ = Raw.readFile(path, into: $0) }
+                    flock(fd, LOCK_UN)
+                }
+            }.start()
+            say("READY")
+            while readLine() != nil {}
+            exit(0)
+        case "handoff", "handoff-raw":
+            let me = Int(arguments[2]) ?? 0
+            let turns = Int(arguments[3]) ?? 1000
+            say("READY")
+            _ = readLine()
+            Handoff.run(path: path, me: me, turns: turns, coordinated: role == "handoff")
+            say("DONE")
+            exit(0)
+        default:
+            exit(2)
+        }
+    }
+
+    static func say(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Two processes take turns on a counter file: each loops taking the write lock, and increments
+/// the counter only when it is its turn (counter % 2 == me). Every increment is one handoff.
+enum Handoff {
+    static func run(path: String, me: Int, turns: Int, coordinated: Bool) {
+        let url = URL(fileURLWithPath: path)
+        let lockFD = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let dataFD = open(path, O_RDWR | O_CLOEXEC)
+        var done = 0
+        let coordinator = Coordinator()
+        func step() {
+            var value: Int64 = 0
+            _ = withUnsafeMutableBytes(of: &value) { pread(dataFD, $0.baseAddress, 8, 0) }
+            if Int(value) % 2 == me {
+                value += 1
+                _ = withUnsafeBytes(of: &value) { pwrite(dataFD, $0.baseAddress, 8, 0) }
+                done += 1
+            }
+        }
+        while done < turns {
+            if coordinated {
+                try? coordinator.coordinate(writingItemAt: url) { _ in step() }
+            } else {
+                flock(lockFD, LOCK_EX)
+                step()
+                flock(lockFD, LOCK_UN)
+            }
+        }
+    }
+}
