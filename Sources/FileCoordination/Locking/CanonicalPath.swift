@@ -13,41 +13,26 @@ import Synchronization
 /// by an uncoordinated program while this process runs is noticed only after the cache is
 /// dropped (see Docs/Coordination.md, "Limits").
 enum CanonicalPath {
-    private static let parentCache = Mutex<[String: String]>([:])
+    /// Resolved parent directories.
+    private static let parents = PathCache()
     /// Whole paths already canonicalized: the hot path is one dictionary look-up.
-    private static let pathCache = Mutex<[String: String]>([:])
-    private static let cacheLimit = 4096
+    private static let paths = PathCache()
+    /// Keyed by the URL's percent-encoded path, which costs a sixth of `url.path` (no decoding);
+    /// decoding happens only on a miss.
+    private static let encodedPaths = PathCache()
 
     /// The canonical path for `url` (a file URL).
     static func of(_ url: URL) -> String {
-        // Keyed by the percent-encoded path, which costs a sixth of `url.path` (no decoding);
-        // decoding happens only on a miss.
-        let encoded = url.path(percentEncoded: true)
-        if let hit = encodedCache.withLock({ $0[encoded] }) { return hit }
-        let canonical = of(path: url.path)
-        encodedCache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[encoded] = canonical
-        }
-        return canonical
+        encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: url.path) }
     }
-    private static let encodedCache = Mutex<[String: String]>([:])
 
     static func of(path rawPath: String) -> String {
-        if let hit = pathCache.withLock({ $0[rawPath] }) { return hit }
-        let lexical = lexicallyNormalized(rawPath)
-        let canonical: String
-        if lexical == "/" {
-            canonical = "/"
-        } else {
+        paths.value(for: rawPath) {
+            let lexical = lexicallyNormalized(rawPath)
+            guard lexical != "/" else { return "/" }
             let (parent, name) = split(lexical)
-            canonical = join(canonicalDirectory(parent), name)
+            return join(canonicalDirectory(parent), name)
         }
-        pathCache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[rawPath] = canonical
-        }
-        return canonical
     }
 
     /// The item fully resolved, links included (for `.resolvesSymbolicLink`).
@@ -60,29 +45,19 @@ enum CanonicalPath {
     /// Drops cached resolutions at or below `path` (a directory moved or deleted).
     static func invalidate(under path: String) {
         let prefix = path == "/" ? "/" : path + "/"
-        let keep: (String, String) -> Bool = { key, value in
-            !(key == path || key.hasPrefix(prefix) || value == path || value.hasPrefix(prefix))
+        let affected: (String) -> Bool = { $0 == path || $0.hasPrefix(prefix) }
+        for cache in [parents, paths, encodedPaths] {
+            cache.drop { key, value in affected(key) || affected(value) }
         }
-        parentCache.withLock { cache in cache = cache.filter(keep) }
-        pathCache.withLock { cache in cache = cache.filter(keep) }
-        encodedCache.withLock { cache in cache = cache.filter { _, value in !(value == path || value.hasPrefix(prefix)) } }
     }
 
     private static func canonicalDirectory(_ directory: String) -> String {
         if directory == "/" { return "/" }
-        if let hit = parentCache.withLock({ $0[directory] }) { return hit }
-        let resolved: String
-        if let real = realPath(directory) {
-            resolved = real
-        } else {
+        return parents.value(for: directory) {
+            if let real = realPath(directory) { return real }
             let (parent, name) = split(directory)
-            resolved = join(canonicalDirectory(parent), name)
+            return join(canonicalDirectory(parent), name)
         }
-        parentCache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[directory] = resolved
-        }
-        return resolved
     }
 
     private static func realPath(_ path: String) -> String? {
@@ -156,5 +131,26 @@ enum CanonicalPath {
         if directory == "/" { return path != "/" }
         return path.count > directory.count && path.hasPrefix(directory)
             && path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: directory.utf8.count)] == UInt8(ascii: "/")
+    }
+}
+
+/// A bounded, thread-safe string → string cache (emptied when it reaches its limit).
+final class PathCache: Sendable {
+    private let storage = Mutex<[String: String]>([:])
+    private static let limit = 4096
+
+    /// The cached value for `key`, or `make()`'s result, cached. `make` runs without the lock held.
+    func value(for key: String, orMake make: () -> String) -> String {
+        if let hit = storage.withLock({ $0[key] }) { return hit }
+        let made = make()
+        storage.withLock { cache in
+            if cache.count >= Self.limit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = made
+        }
+        return made
+    }
+
+    func drop(where shouldDrop: (String, String) -> Bool) {
+        storage.withLock { cache in cache = cache.filter { !shouldDrop($0.key, $0.value) } }
     }
 }
