@@ -60,7 +60,13 @@ final class RecordingPresenter: FilePresenter, Sendable {
         url.withLock { $0 = newURL }
     }
 
-    func presentedItemDidChange() { record("didChange") }
+    /// Fired after each `presentedItemDidChange`.
+    let changed = Mutex<Signal?>(nil)
+
+    func presentedItemDidChange() {
+        record("didChange")
+        changed.withLock { $0 }?.fire()
+    }
     func presentedSubitemDidAppear(at url: URL) { record("subitemDidAppear:\(url.lastPathComponent)") }
     func presentedSubitemDidChange(at url: URL) { record("subitemDidChange:\(url.lastPathComponent)") }
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {

@@ -46,6 +46,9 @@ struct CoordinatedAccess: Sendable {
                 held.release()
                 throw error
             }
+            if !PresenterRegistry.shared.isEmpty {
+                for written in accesses where written.isWrite { ChangeMonitor.shared.beginCoordinatedWrite(written.itemPath) }
+            }
             var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger)
             do {
                 try access.makeSnapshots()
@@ -82,6 +85,7 @@ struct CoordinatedAccess: Sendable {
 
     /// Releases the locks, removes snapshots, tells presenters what changed and runs reacquirers.
     mutating func end() {
+        for written in accesses where written.isWrite { ChangeMonitor.shared.endCoordinatedWrite(written.itemPath) }
         held.release()
         for snapshot in snapshots.values { try? FileManager.default.removeItem(at: snapshot.deletingLastPathComponent()) }
         snapshots.removeAll()

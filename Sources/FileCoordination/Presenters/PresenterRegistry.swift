@@ -10,7 +10,8 @@ import Synchronization
 /// is nil are re-read at every look-up until they have one. A presenter whose URL changes any
 /// other way must be removed and added again.
 ///
-/// The registry answers "who presents what"; `PresenterMessenger` decides what they are told.
+/// The registry answers "who presents what"; `PresenterMessenger` decides what they are told,
+/// and `ChangeMonitor` watches the registered items for changes made by other processes.
 /// A later transport for other processes plugs in beside it (see Docs/Coordination.md).
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
@@ -138,6 +139,7 @@ final class PresenterRegistry: Sendable {
         if let path {
             state.byPath[path, default: []].append(id)
             state.pathHashes[StableHash.fnv1a64(path.utf8), default: 0] += 1
+            ChangeMonitor.shared.watch(path)
         } else {
             state.unplaced.insert(id)
         }
@@ -146,6 +148,7 @@ final class PresenterRegistry: Sendable {
     private static func unindex(_ id: ObjectIdentifier, in state: inout State) {
         state.unplaced.remove(id)
         guard let path = state.entries[id]?.path else { return }
+        ChangeMonitor.shared.unwatch(path)
         let hash = StableHash.fnv1a64(path.utf8)
         if let count = state.pathHashes[hash] {
             if count <= 1 { state.pathHashes.removeValue(forKey: hash) } else { state.pathHashes[hash] = count - 1 }

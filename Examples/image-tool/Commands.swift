@@ -1,0 +1,264 @@
+import CloudDocuments
+import ExampleDocuments
+import Foundation
+
+/// The sub-commands of image-tool. Every file is read and written through an ``ImageDocument``
+/// (coordinated, safe-saved), never directly.
+enum Command: String, CaseIterable {
+    case new, info, grayscale, invert, rotate, crop, convert, show
+
+    /// The options (without `--`) the command accepts; each takes a value.
+    var valueOptions: Set<String> {
+        switch self {
+        case .new: return ["width", "height", "pattern"]
+        case .grayscale, .invert, .rotate, .crop: return ["output"]
+        case .show: return ["width", "background"]
+        case .info, .convert: return []
+        }
+    }
+
+    /// Short spellings of options.
+    var aliases: [String: String] {
+        switch self {
+        case .grayscale, .invert, .rotate, .crop: return ["-o": "output"]
+        case .show, .new: return ["-w": "width"]
+        case .info, .convert: return [:]
+        }
+    }
+
+    /// Runs the command with its (already split) arguments, printing results on standard output.
+    ///
+    /// - Throws: ``UsageError`` for bad arguments; ``DocumentError``, ``ImageCodecError``,
+    ///   ``ToolFailure`` or a coordination error when the work fails.
+    func run(_ arguments: Arguments) async throws {
+        switch self {
+        case .new: try await Self.new(arguments)
+        case .info: try await Self.info(arguments)
+        case .grayscale, .invert, .rotate, .crop: try await Self.edit(self, arguments)
+        case .convert: try await Self.convert(arguments)
+        case .show: try await Self.show(arguments)
+        }
+    }
+
+    // MARK: new
+
+    /// `new <file> [--width W] [--height H] [--pattern gradient|checkerboard]`: creates the file
+    /// (it must not exist yet) from a generated image, in the format its extension names.
+    private static func new(_ arguments: Arguments) async throws {
+        let path = try arguments.positionals("file")[0]
+        let url = fileURL(path)
+        let format = try writableFormat(of: url)
+        let maxSide = RGBAImage.maxDimension
+        let width = try arguments.integerOption("width", in: 1...maxSide, default: 64)
+        let height = try arguments.integerOption("height", in: 1...maxSide, default: 48)
+        guard width * height <= RGBAImage.maxPixelCount else {
+            throw UsageError("\(width) × \(height) is too large (at most \(RGBAImage.maxPixelCount) pixels)")
+        }
+        let image: RGBAImage
+        switch arguments.option("pattern") ?? "gradient" {
+        case "gradient": image = .gradient(width: width, height: height)
+        case "checkerboard": image = .checkerboard(width: width, height: height)
+        case let other: throw UsageError("unknown pattern “\(other)” (use gradient or checkerboard)")
+        }
+        let document = ImageDocument(fileURL: url, image: image)
+        try await document.save(to: url, for: .forCreating)
+        try await document.close()
+        print("Created \(path): \(width) × \(height) \(format.rawValue.uppercased())")
+    }
+
+    // MARK: info
+
+    /// `info <file>`: opens the document and describes the file and the image.
+    private static func info(_ arguments: Arguments) async throws {
+        let path = try arguments.positionals("file")[0]
+        let url = fileURL(path)
+        let document = ImageDocument(fileURL: url)
+        try await document.open()
+        let image = document.image
+        let state = document.documentState
+        let stats: (magic: [UInt8], size: Int?)
+        do {
+            stats = try Coordinator().coordinate(readingItemAt: url) { readURL in
+                let handle = try FileHandle(forReadingFrom: readURL)
+                defer { try? handle.close() }
+                let magic = try handle.read(upToCount: 8) ?? Data()
+                let size = try FileManager.default.attributesOfItem(atPath: readURL.path)[.size] as? NSNumber
+                return ([UInt8](magic), size?.intValue)
+            }
+        } catch {
+            try? await document.close()
+            throw error
+        }
+        try await document.close()
+
+        let content = ImageFormat(magicBytes: stats.magic)
+        var formatText = content.map { "\($0.rawValue.uppercased()) (\($0.mimeType))" } ?? "unknown"
+        if let named = ImageFormat(url: url), let content, named != content {
+            formatText += " — but the extension says \(named.rawValue.uppercased())"
+        }
+        let rows: [(String, String)] = [
+            ("File", url.path),
+            ("Name", document.localizedName),
+            ("Format", formatText),
+            ("Dimensions", "\(image.width) × \(image.height) pixels"),
+            ("Alpha", image.isOpaque ? "opaque" : "has transparent pixels"),
+            ("File size", stats.size.map(byteCount) ?? "unknown"),
+            ("Modified", document.fileModificationDate.map { $0.formatted(.iso8601) } ?? "unknown"),
+            ("State", "\(state) (while open)"),
+            ("Type", document.fileType ?? "unknown"),
+        ]
+        for (label, value) in rows {
+            print((label + ":").padding(toLength: 12, withPad: " ", startingAt: 0) + value)
+        }
+    }
+
+    /// "1234 bytes", or "123456 bytes (123.5 kB)" for larger files (decimal units).
+    private static func byteCount(_ bytes: Int) -> String {
+        guard bytes >= 1_000 else { return "\(bytes) bytes" }
+        let units = ["kB", "MB", "GB", "TB"]
+        var value = Double(bytes) / 1_000
+        var unit = 0
+        while value >= 1_000, unit < units.count - 1 {
+            value /= 1_000
+            unit += 1
+        }
+        return "\(bytes) bytes (\(String(format: "%.1f", value)) \(units[unit]))"
+    }
+
+    // MARK: Edits
+
+    /// `grayscale|invert <file>`, `rotate <file> <angle>`, `crop <file> <x> <y> <w> <h>`, each with
+    /// `[--output out]`: validates the arguments, then hands the transform to ``edit(input:output:transform:)``.
+    private static func edit(_ command: Command, _ arguments: Arguments) async throws {
+        let path: String
+        let transform: @Sendable (RGBAImage) throws -> RGBAImage
+        switch command {
+        case .grayscale:
+            path = try arguments.positionals("file")[0]
+            transform = { $0.grayscaled() }
+        case .invert:
+            path = try arguments.positionals("file")[0]
+            transform = { $0.inverted() }
+        case .rotate:
+            let values = try arguments.positionals("file", "degrees")
+            path = values[0]
+            guard let degrees = Int(values[1]), degrees % 90 == 0, (-270...270).contains(degrees), degrees != 0 else {
+                throw UsageError("the rotation must be 90, 180, 270 or -90 degrees, not “\(values[1])”")
+            }
+            transform = { $0.rotated(quarterTurns: degrees / 90) }
+        case .crop:
+            let values = try arguments.positionals("file", "x", "y", "w", "h")
+            path = values[0]
+            let limit = RGBAImage.maxDimension
+            let x = try Arguments.integer(values[1], named: "<x>", in: -limit...limit)
+            let y = try Arguments.integer(values[2], named: "<y>", in: -limit...limit)
+            let width = try Arguments.integer(values[3], named: "<w>", in: -limit...limit)
+            let height = try Arguments.integer(values[4], named: "<h>", in: -limit...limit)
+            transform = { try $0.cropped(x: x, y: y, width: width, height: height) }
+        case .new, .info, .convert, .show:
+            throw UsageError("“\(command.rawValue)” is not an edit")
+        }
+        let input = fileURL(path)
+        let output = arguments.option("output").map(fileURL)
+        let size = try await edit(input: input, output: output, transform: transform)
+        let target = output ?? input
+        print("Saved \(target.path): \(size.width) × \(size.height) \((ImageFormat(url: target)?.rawValue ?? "?").uppercased())")
+    }
+
+    /// Opens `input` as a document, sets its `image` to `transform(image)` (an undoable change),
+    /// saves it to `output` (or back to `input`), and closes it. Returns the new image size.
+    ///
+    /// If anything fails after opening, the change is discarded before closing, so a failed
+    /// `--output` save never falls back to overwriting the input.
+    ///
+    /// - Throws: ``UsageError`` when the target's extension names no writable format; the
+    ///   document's open/save errors; what `transform` throws.
+    private static func edit(input: URL, output: URL?, transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int) {
+        _ = try writableFormat(of: output ?? input)
+        let document = ImageDocument(fileURL: input)
+        try await document.open()
+        do {
+            let edited = try transform(document.image)
+            document.image = edited
+            try await document.save(to: output ?? input, for: .forOverwriting)
+            try await document.close()
+            return (edited.width, edited.height)
+        } catch {
+            await discardAndClose(document)
+            throw error
+        }
+    }
+
+    // MARK: convert
+
+    /// `convert <in> <out>`: opens `in` and saves it as `out` (replacing it), in the format
+    /// `out`'s extension names.
+    private static func convert(_ arguments: Arguments) async throws {
+        let paths = try arguments.positionals("in", "out")
+        let input = fileURL(paths[0]), output = fileURL(paths[1])
+        let format = try writableFormat(of: output)
+        let document = ImageDocument(fileURL: input)
+        try await document.open()
+        let image = document.image
+        do {
+            try await document.save(to: output, for: .forOverwriting)
+            try await document.close()
+        } catch {
+            await discardAndClose(document)
+            throw error
+        }
+        var note = ""
+        if format != .png, !image.isOpaque { note = " (transparency dropped)" }
+        if format == .pgm { note += " (converted to gray)" }
+        print("Converted \(paths[0]) → \(paths[1]): \(image.width) × \(image.height) \(format.rawValue.uppercased())\(note)")
+    }
+
+    // MARK: show
+
+    /// `show <file> [--width COLS] [--background checkerboard|black]`: draws the image in the
+    /// terminal (see ``TerminalRenderer``).
+    private static func show(_ arguments: Arguments) async throws {
+        let path = try arguments.positionals("file")[0]
+        let columns = try arguments.integerOption("width", in: 1...10_000, default: TerminalRenderer.defaultColumns())
+        var renderer = TerminalRenderer(maxColumns: columns)
+        if let name = arguments.option("background") {
+            guard let background = TerminalRenderer.Background(rawValue: name) else {
+                throw UsageError("unknown background “\(name)” (use checkerboard or black)")
+            }
+            renderer.background = background
+        }
+        let document = ImageDocument(fileURL: fileURL(path))
+        try await document.open()
+        let image = document.image
+        try await document.close()
+        var text = renderer.lines(for: image).joined(separator: "\n")
+        text += "\n"
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    // MARK: Helpers
+
+    /// A file URL for a path typed by the user (relative to the current directory).
+    private static func fileURL(_ path: String) -> URL {
+        URL(fileURLWithPath: path).standardizedFileURL
+    }
+
+    /// The format a save to `url` will use.
+    ///
+    /// - Throws: ``UsageError`` when the extension is not png, ppm/pnm or pgm.
+    private static func writableFormat(of url: URL) throws(UsageError) -> ImageFormat {
+        guard let format = ImageFormat(url: url) else {
+            let problem = url.pathExtension.isEmpty
+                ? "the name has no extension" : "“.\(url.pathExtension)” is not a supported format"
+            throw UsageError("cannot write “\(url.lastPathComponent)”: \(problem) (use .png, .ppm or .pgm)")
+        }
+        return format
+    }
+
+    /// Forgets unsaved changes and closes `document`, ignoring errors: used after a failure,
+    /// so closing does not try to save (to the wrong file) and the first error is the one reported.
+    private static func discardAndClose(_ document: ImageDocument) async {
+        document.updateChangeCount(.cleared)
+        try? await document.close()
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Notices changes to presented items made outside this process's coordinators — by another
+/// process (coordinated there, or not coordinated at all) — and tells the item's presenters with
+/// `presentedItemDidChange()`, as Apple's system does "when it notices them".
+///
+/// One `inotify` descriptor watches the *directory* of every presented item (documents are
+/// usually replaced by rename, which a watch on the file itself would lose). A background thread
+/// sleeps in `read` until the kernel reports an event; for an event on a presented item it compares
+/// the item's stamp (device, inode, size, modification and change times) with the last one seen and
+/// messages the presenters only when it differs. Reports are ignored while a coordinator of this
+/// process writes the item, and the stamp is renewed when it is done, so presenters already told
+/// by the coordinator are not told twice.
+final class ChangeMonitor: Sendable {
+    static let shared = ChangeMonitor()
+
+    struct Stamp: Equatable, Sendable {
+        var device: UInt64, inode: UInt64, size: Int64, modified: Int, changed: Int
+        static let missing = Stamp(device: 0, inode: 0, size: -1, modified: 0, changed: 0)
+
+        init(device: UInt64, inode: UInt64, size: Int64, modified: Int, changed: Int) {
+            self.device = device; self.inode = inode; self.size = size; self.modified = modified; self.changed = changed
+        }
+
+        init(of path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { self = .missing; return }
+            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                      modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec,
+                      changed: info.st_ctim.tv_sec * 1_000_000_000 + info.st_ctim.tv_nsec)
+        }
+    }
+
+    private struct Directory {
+        var descriptor: Int32
+        var names: [String: Int] = [:]
+    }
+
+    private struct State {
+        var inotify: Int32 = -1
+        var directories: [String: Directory] = [:]
+        var directoryByDescriptor: [Int32: String] = [:]
+        var stamps: [String: Stamp] = [:]
+        /// Watched paths being written by a coordinator of this process right now.
+        var writing: [String: Int] = [:]
+    }
+    private let state = Mutex(State())
+
+    private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+
+    /// Starts watching `path` (a canonical item path) for one more presenter.
+    func watch(_ path: String) {
+        let (directory, name) = CanonicalPath.split(path)
+        let stamp = Stamp(of: path)
+        let startThread: Int32? = state.withLock { state in
+            var started: Int32?
+            if state.inotify < 0 {
+                state.inotify = inotify_init1(Int32(IN_CLOEXEC))
+                guard state.inotify >= 0 else { return nil }
+                started = state.inotify
+            }
+            if state.directories[directory] == nil {
+                let descriptor = inotify_add_watch(state.inotify, directory, Self.events)
+                guard descriptor >= 0 else { return started }  // missing folder: nothing to watch yet
+                state.directories[directory] = Directory(descriptor: descriptor)
+                state.directoryByDescriptor[descriptor] = directory
+            }
+            state.directories[directory]?.names[name, default: 0] += 1
+            if state.stamps[path] == nil { state.stamps[path] = stamp }
+            return started
+        }
+        if let descriptor = startThread {
+            let thread = Thread { [self] in self.run(descriptor) }
+            thread.name = "FileCoordination.changes"
+            thread.start()
+        }
+    }
+
+    /// Stops watching `path` for one presenter.
+    func unwatch(_ path: String) {
+        let (directory, name) = CanonicalPath.split(path)
+        state.withLock { state in
+            guard var entry = state.directories[directory], let count = entry.names[name] else { return }
+            if count > 1 {
+                entry.names[name] = count - 1
+                state.directories[directory] = entry
+                return
+            }
+            entry.names.removeValue(forKey: name)
+            state.stamps.removeValue(forKey: path)
+            if entry.names.isEmpty {
+                inotify_rm_watch(state.inotify, entry.descriptor)
+                state.directories.removeValue(forKey: directory)
+                state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
+            } else {
+                state.directories[directory] = entry
+            }
+        }
+    }
+
+    /// A coordinator of this process is about to write `path` (and, for a directory, maybe what
+    /// is inside): the kernel's reports of that write are not passed on — the coordinator tells the
+    /// presenters itself.
+    func beginCoordinatedWrite(_ path: String) {
+        state.withLock { state in
+            guard !state.stamps.isEmpty else { return }
+            state.writing[path, default: 0] += 1
+        }
+    }
+
+    /// The coordinated write of `path` is over: renew the stamps at and inside `path`, so reports of
+    /// that write read later from the kernel are recognised and not passed on a second time.
+    func endCoordinatedWrite(_ path: String) {
+        let affected: [String] = state.withLock { state in
+            guard state.writing[path] != nil else { return [] }
+            return state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }
+        }
+        let stamps = affected.map { ($0, Stamp(of: $0)) }
+        state.withLock { state in
+            guard let count = state.writing[path] else { return }
+            for (watched, stamp) in stamps where state.stamps[watched] != nil { state.stamps[watched] = stamp }
+            if count <= 1 { state.writing.removeValue(forKey: path) } else { state.writing[path] = count - 1 }
+        }
+    }
+
+    /// True while a coordinator of this process writes `path` or a directory containing it.
+    private static func isBeingWritten(_ path: String, in state: State) -> Bool {
+        guard !state.writing.isEmpty else { return false }
+        return state.writing.keys.contains { $0 == path || CanonicalPath.isInside(path, $0) }
+    }
+
+    private func run(_ descriptor: Int32) {
+        let size = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer, size)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            var offset = 0
+            var touched: [String] = []
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameLength = Int(event.len)
+                var name = ""
+                if nameLength > 0 {
+                    let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self)
+                    name = String(cString: start)
+                }
+                offset += MemoryLayout<inotify_event>.size + nameLength
+                if let path = watchedPath(descriptor: event.wd, name: name), !touched.contains(path) {
+                    touched.append(path)
+                }
+            }
+            for path in touched { deliverIfChanged(path) }
+        }
+    }
+
+    private func watchedPath(descriptor: Int32, name: String) -> String? {
+        state.withLock { state in
+            guard let directory = state.directoryByDescriptor[descriptor],
+                  state.directories[directory]?.names[name] != nil else { return nil }
+            return CanonicalPath.join(directory, name)
+        }
+    }
+
+    private func deliverIfChanged(_ path: String) {
+        let stamp = Stamp(of: path)
+        let changed = state.withLock { state -> Bool in
+            guard !Self.isBeingWritten(path, in: state), let previous = state.stamps[path], previous != stamp else { return false }
+            state.stamps[path] = stamp
+            return true
+        }
+        guard changed else { return }
+        for (presenter, _) in PresenterRegistry.shared.presenters(at: path) {
+            deliver(to: presenter) { presenter.presentedItemDidChange() }
+        }
+    }
+}
