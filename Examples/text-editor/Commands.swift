@@ -1,0 +1,121 @@
+import ExampleDocuments
+import Foundation
+
+/// What each command does, through `TextDocument`.
+enum Commands {
+    static func new(_ url: URL, text: String) async throws {
+        let document = TextDocument(fileURL: url)
+        document.text = text
+        try await document.save(to: url, for: .forCreating)
+        try await document.close()
+        print("Created \(url.lastPathComponent) (\(text.utf8.count) bytes)")
+    }
+
+    static func show(_ url: URL) async throws {
+        let document = try await opened(url)
+        let text = document.text
+        try await document.close()
+        print(text, terminator: text.utf8.last == UInt8(ascii: "\n") || text.isEmpty ? "" : "\n")
+    }
+
+    static func append(_ url: URL, text: String) async throws {
+        let document = try await opened(url)
+        document.append(text)
+        try await document.close()  // saves the change
+        print("Appended \(text.utf8.count) bytes to \(url.lastPathComponent)")
+    }
+
+    static func replace(_ url: URL, old: String, new: String) async throws {
+        let document = try await opened(url)
+        let count = document.replace(old, with: new)
+        try await document.close()
+        print("Replaced \(count) occurrence\(count == 1 ? "" : "s") in \(url.lastPathComponent)")
+    }
+
+    /// Edits a document, then walks the undo stack back and forth, printing the text and whether
+    /// the document has unsaved changes at each step. Ends where it started: nothing is saved.
+    static func undoDemo(_ url: URL) async throws {
+        let document = try await opened(url)
+        let manager = document.undoManager
+        func report(_ step: String) {
+            let preview = document.text.replacingOccurrences(of: "\n", with: "⏎")
+            print("\(step.padding(toLength: 24, withPad: " ", startingAt: 0)) “\(preview.prefix(60))”  unsaved changes: \(document.hasUnsavedChanges ? "yes" : "no")")
+        }
+        report("opened")
+        document.append(" — first edit")
+        report("append")
+        _ = document.replace("first", with: "second")
+        report("replace")
+        print("undo menu: “Undo \(manager.undoActionName)”, can redo: \(manager.canRedo)")
+        manager.undo()
+        report("undo")
+        manager.undo()
+        report("undo")
+        manager.redo()
+        report("redo")
+        manager.undo()
+        report("undo")
+        try await document.close()  // back at the saved text: nothing to save
+        print("closed without saving (the text is back where it started)")
+    }
+
+    static func info(_ url: URL) async throws {
+        let document = try await opened(url)
+        let text = document.text
+        let bytes = text.utf8.count + (document.hasByteOrderMark ? 3 : 0)
+        let crlf = text.components(separatedBy: "\r\n").count - 1
+        let lf = text.filter { $0 == "\n" || $0 == "\r\n" }.count
+        let endings = lf == 0 ? "none" : crlf == 0 ? "LF" : crlf == lf ? "CRLF" : "mixed LF/CRLF"
+        let modified = document.fileModificationDate.map { ISO8601DateFormatter().string(from: $0) } ?? "unknown"
+        print("""
+            Name:          \(document.localizedName)
+            Type:          \(document.fileType ?? "unknown")
+            Size:          \(bytes) bytes\(document.hasByteOrderMark ? " (with a UTF-8 byte-order mark)" : "")
+            Lines:         \(text.isEmpty ? 0 : lf + (text.hasSuffix("\n") ? 0 : 1))
+            Line endings:  \(endings)
+            State:         \(document.documentState)
+            Modified:      \(modified)
+            """)
+        try await document.close()
+    }
+
+    /// Opens the document and prints every state change and every change of its text until
+    /// `changes` text changes were seen (or forever).
+    static func watch(_ url: URL, changes limit: Int?) async throws {
+        let document = TextDocument(fileURL: url)
+        let states = document.stateChanges
+        try await document.open()
+        print("Watching \(url.lastPathComponent) — \(document.text.utf8.count) bytes. Edit it from another process.")
+        fflushStandardOutput()
+        var last = document.text
+        var seen = 0
+        for await state in states {
+            print("state: \(state)")
+            let now = document.text
+            if now != last {
+                seen += 1
+                print("changed by another process (\(now.utf8.count) bytes):")
+                print(now, terminator: now.utf8.last == UInt8(ascii: "\n") ? "" : "\n")
+                last = now
+            }
+            fflushStandardOutput()
+            if let limit, seen >= limit { break }
+        }
+        try await document.close()
+    }
+
+    private static func opened(_ url: URL) async throws -> TextDocument {
+        let document = TextDocument(fileURL: url)
+        try await document.open()
+        return document
+    }
+
+    private static func fflushStandardOutput() {
+        fflush(nil)  // all output streams: lines reach a pipe at once
+    }
+
+    /// A one-line message for an error: the library's reason, without advice meant for apps.
+    static func describe(_ error: any Error) -> String {
+        (error as? LocalizedError)?.failureReason ?? error.localizedDescription
+    }
+}
