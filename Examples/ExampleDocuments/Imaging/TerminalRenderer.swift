@@ -1,13 +1,12 @@
-import ExampleDocuments
 import Foundation
 
 /// Draws an ``RGBAImage`` in a terminal with 24-bit colour "upper half block" characters: each
 /// character cell shows two pixels, the upper one as the foreground colour of `▀` and the lower
 /// one as the background colour. Terminal cells are about twice as tall as wide, so the pixels
 /// come out roughly square.
-struct TerminalRenderer {
+public struct TerminalRenderer: Sendable {
     /// What shows through transparent pixels.
-    enum Background: String, CaseIterable {
+    public enum Background: String, CaseIterable, Sendable {
         /// Neutral grey squares (4 × 4 output pixels each), like image editors.
         case checkerboard
         /// Plain black.
@@ -15,8 +14,14 @@ struct TerminalRenderer {
     }
 
     /// The most character columns a line may use (at least 1).
-    var maxColumns: Int
-    var background: Background = .checkerboard
+    public var maxColumns: Int
+    public var background: Background = .checkerboard
+
+    /// A renderer that draws at most `maxColumns` characters wide.
+    public init(maxColumns: Int, background: Background = .checkerboard) {
+        self.maxColumns = max(1, maxColumns)
+        self.background = background
+    }
 
     /// Selects and resets colours (ECMA-48 SGR).
     private static let escape = "\u{1B}["
@@ -24,7 +29,7 @@ struct TerminalRenderer {
 
     /// The size in pixels the image is drawn at: as wide as the image but at most `maxColumns`,
     /// the height scaled by the same factor (rounded, at least 1). Images are never enlarged.
-    static func outputSize(width: Int, height: Int, maxColumns: Int) -> (width: Int, height: Int) {
+    public static func outputSize(width: Int, height: Int, maxColumns: Int) -> (width: Int, height: Int) {
         let outWidth = max(1, min(width, maxColumns))
         guard outWidth < width else { return (width, height) }
         let scaled = (Double(height) * Double(outWidth) / Double(width)).rounded()
@@ -35,7 +40,7 @@ struct TerminalRenderer {
     ///
     /// The image is first scaled down with ``downsample(_:width:height:)``; when the scaled
     /// height is odd the last line has only upper halves (on the terminal's own background).
-    func lines(for image: RGBAImage) -> [String] {
+    public func lines(for image: RGBAImage) -> [String] {
         let size = Self.outputSize(width: image.width, height: image.height, maxColumns: maxColumns)
         let rgb = downsample(image, width: size.width, height: size.height)
         var lines: [String] = []
@@ -71,7 +76,7 @@ struct TerminalRenderer {
     /// Colours are averaged premultiplied by alpha, so a transparent pixel's (invisible) colour
     /// does not bleed into its neighbours. Integer arithmetic throughout; sums fit easily in
     /// `Int` (a box holds at most 2³⁰ pixels of at most 255 × 255).
-    func downsample(_ image: RGBAImage, width: Int, height: Int) -> [UInt8] {
+    public func downsample(_ image: RGBAImage, width: Int, height: Int) -> [UInt8] {
         let sourceWidth = image.width, sourceHeight = image.height
         let width = max(1, min(width, sourceWidth)), height = max(1, min(height, sourceHeight))
         var output = [UInt8](repeating: 0, count: width * height * 3)
@@ -123,7 +128,7 @@ struct TerminalRenderer {
 
     /// The default number of columns: `$COLUMNS` when it is a positive number, else the width
     /// of the terminal on standard output, else 80.
-    static func defaultColumns(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
+    public static func defaultColumns(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
         if let text = environment["COLUMNS"], let columns = Int(text.trimmingCharacters(in: .whitespaces)), columns > 0 {
             return columns
         }

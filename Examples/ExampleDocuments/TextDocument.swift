@@ -1,0 +1,180 @@
+import CloudDocuments
+import Foundation
+import Synchronization
+
+/// A plain-text document: UTF-8 text, read and written byte for byte.
+///
+/// - The file must be valid UTF-8; anything else is rejected by ``load(fromContents:ofType:)`` with
+///   ``DocumentError/contentsInvalid(_:)`` saying where the first invalid byte is (opening then
+///   fails with ``DocumentError/couldNotLoad(_:underlying:)`` and the file is left alone).
+/// - Line endings are kept as they are (CRLF stays CRLF, a file mixing both keeps both), and a
+///   leading UTF-8 byte-order mark is remembered and written back (``hasByteOrderMark``); it is not
+///   part of ``text``.
+/// - Setting ``text`` (and ``append(_:)``, ``replace(_:with:)``) registers an undo action with the
+///   document's ``CloudDocument/undoManager``, so undo and redo work and drive the change count.
+///
+/// ## Threading
+/// The text lives behind a lock: edit it from any thread (one editor at a time, like the undo
+/// manager), while the document snapshots it on its queue for saving. The undo actions run on the
+/// thread that calls `undo()`/`redo()`.
+public final class TextDocument: CloudDocument, @unchecked Sendable {
+    // @unchecked: the only added state is `model`, a Mutex.
+
+    private struct Model {
+        var text = ""
+        var hasByteOrderMark = false
+    }
+
+    private let model = Mutex(Model())
+
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Creates a closed text document for `fileURL`, with empty text until it is opened. To make
+    /// a new file, set ``text`` and save with ``SaveOperation/forCreating``.
+    public override init(fileURL: URL) {
+        super.init(fileURL: fileURL)
+    }
+
+    /// The text. Setting a different value registers an undo action (named "Typing" unless the
+    /// caller names it) that restores the old one.
+    public var text: String {
+        get { model.withLock { $0.text } }
+        set { modify(actionName: nil) { _ in newValue } }
+    }
+
+    /// Whether the file started with a UTF-8 byte-order mark (`EF BB BF`). It is written back on
+    /// save. New documents have none.
+    public var hasByteOrderMark: Bool { model.withLock { $0.hasByteOrderMark } }
+
+    /// Appends `string` to the text, as one undoable change named "Append".
+    public func append(_ string: String) {
+        guard !string.isEmpty else { return }
+        modify(actionName: "Append") { $0 + string }
+    }
+
+    /// Replaces every occurrence of `target` (left to right, not overlapping, compared byte for
+    /// byte as UTF-8, so `"\n"` also matches the end of a `"\r\n"`) with `replacement`, as one
+    /// undoable change named "Replace". Returns how many were replaced; 0 (and no change) when
+    /// `target` is empty or absent.
+    @discardableResult
+    public func replace(_ target: String, with replacement: String) -> Int {
+        var count = 0
+        modify(actionName: "Replace") { old in
+            let (new, replaced) = Self.replacing(target, with: replacement, in: old)
+            count = replaced
+            return replaced > 0 ? new : nil
+        }
+        return count
+    }
+
+    /// Applies `transform` to the text atomically (`nil` or the same text: no change) and
+    /// registers the undo action restoring the previous text.
+    private func modify(actionName: String?, _ transform: (String) -> String?) {
+        let previous: String? = model.withLock { model in
+            guard let new = transform(model.text), new != model.text else { return nil }
+            let previous = model.text
+            model.text = new
+            return previous
+        }
+        guard let previous else { return }
+        let manager = undoManager
+        manager.registerUndo(withTarget: self) { document in
+            document.modify(actionName: nil) { _ in previous }
+        }
+        if manager.isUndoing || manager.isRedoing { return }
+        if let actionName {
+            manager.setActionName(actionName)
+        } else if manager.undoActionName.isEmpty {
+            manager.setActionName("Typing")
+        }
+    }
+
+    // MARK: Hooks
+
+    /// The text as UTF-8, preceded by the byte-order mark if the file had one.
+    public override func contents(forType typeName: String) throws -> DocumentContents {
+        let (text, mark) = model.withLock { ($0.text, $0.hasByteOrderMark) }
+        var data = Data(capacity: text.utf8.count + 3)
+        if mark { data.append(contentsOf: Self.byteOrderMark) }
+        data.append(contentsOf: text.utf8)
+        return .data(data)
+    }
+
+    /// Reads UTF-8 text; a leading byte-order mark is stripped and remembered.
+    ///
+    /// - Throws: ``DocumentError/contentsInvalid(_:)`` for bytes that are not valid UTF-8 (saying
+    ///   where) or for a folder.
+    public override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
+        guard case .data(let data) = contents else {
+            throw DocumentError.contentsInvalid("“\(fileURL.lastPathComponent)” is a folder, not a text file")
+        }
+        let (text, mark) = try Self.decode(data, name: fileURL.lastPathComponent)
+        model.withLock { model in
+            model.text = text
+            model.hasByteOrderMark = mark
+        }
+    }
+
+    // MARK: Text helpers
+
+    /// Decodes UTF-8 `data`, with or without a byte-order mark. Never crashes on bad input.
+    static func decode(_ data: Data, name: String) throws -> (String, Bool) {
+        let mark = data.starts(with: byteOrderMark)
+        let body = mark ? data.dropFirst(byteOrderMark.count) : data[...]
+        if let text = String(validating: body, as: UTF8.self) {
+            return (text, mark)
+        }
+        let offset = firstInvalidUTF8Offset(body) + (mark ? byteOrderMark.count : 0)
+        let byte = offset < data.count ? data[data.startIndex + offset] : 0
+        let hex = String(byte, radix: 16, uppercase: true)
+        throw DocumentError.contentsInvalid(
+            "“\(name)” is not valid UTF-8 text (invalid byte 0x\(hex.count < 2 ? "0" + hex : hex) at offset \(offset)); "
+                + "TextDocument reads UTF-8 only, so convert the file to UTF-8 first")
+    }
+
+    /// The offset of the first byte that is not part of a valid UTF-8 sequence.
+    private static func firstInvalidUTF8Offset(_ bytes: Data.SubSequence) -> Int {
+        var offset = 0
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var lastGood = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += UTF8.width(scalar)
+                lastGood = offset
+            case .emptyInput:
+                return lastGood
+            case .error:
+                return lastGood
+            }
+        }
+    }
+
+    /// `text` with every non-overlapping occurrence of `target` replaced, and the count.
+    static func replacing(_ target: String, with replacement: String, in text: String) -> (String, Int) {
+        let needle = Array(target.utf8)
+        guard !needle.isEmpty else { return (text, 0) }
+        let haystack = Array(text.utf8)
+        guard haystack.count >= needle.count else { return (text, 0) }
+        var result: [UInt8] = []
+        result.reserveCapacity(haystack.count)
+        var count = 0
+        var index = 0
+        let first = needle[0]
+        while index < haystack.count {
+            if haystack[index] == first, index + needle.count <= haystack.count,
+               haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                result.append(contentsOf: replacement.utf8)
+                index += needle.count
+                count += 1
+            } else {
+                result.append(haystack[index])
+                index += 1
+            }
+        }
+        guard count > 0 else { return (text, 0) }
+        // Valid UTF-8 in, valid UTF-8 out: a valid needle can only match on scalar boundaries.
+        return (String(decoding: result, as: UTF8.self), count)
+    }
+}

@@ -1,0 +1,115 @@
+import ExampleDocuments
+import Foundation
+
+/// The first program: owns a text and an image document, and shows what happens to them.
+enum Demo {
+    static func run() async -> Int32 {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("clouddocs-demo-\(getpid())", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            Narration.say("CloudDocuments demo — documents in \(folder.path)")
+            try await runSteps(in: folder)
+            Narration.say("\nDone. Every file access above went through a Coordinator; see Docs/Coordination.md.")
+            return 0
+        } catch {
+            Narration.say("\nThe demo failed: \(error.localizedDescription)")
+            return 1
+        }
+    }
+
+    private static func runSteps(in folder: URL) async throws {
+        // 1. Two new documents.
+        Narration.step(1, "Creating a text document and an image document")
+        let notesURL = folder.appendingPathComponent("notes.txt")
+        let notes = TextDocument(fileURL: notesURL)
+        let observer = observeStates(of: notes)
+        defer { NotificationCenter.default.removeObserver(observer) }
+        notes.text = "Shopping list\n- bread\n"
+        try await notes.save(to: notesURL, for: .forCreating)
+        Narration.event("notes.txt saved (.forCreating): \(Narration.quoted(notes.text))")
+
+        let pictureURL = folder.appendingPathComponent("picture.png")
+        let picture = ImageDocument(fileURL: pictureURL)
+        picture.image = RGBAImage.gradient(width: 48, height: 16)
+        try await picture.save(to: pictureURL, for: .forCreating)
+        let size = (try? FileManager.default.attributesOfItem(atPath: pictureURL.path)[.size] as? Int) ?? 0
+        Narration.event("picture.png saved: \(picture.image.width)×\(picture.image.height) PNG, \(size) bytes")
+        for line in TerminalRenderer(maxColumns: 48).lines(for: picture.image) {
+            Narration.say("              " + line)
+        }
+        try await picture.close()
+
+        // 2. Another process edits notes.txt while this one has it open.
+        Narration.step(2, "A second process edits notes.txt while this process has it open")
+        let states = notes.stateChanges
+        try SecondProcess.start(editing: notesURL)
+        let arrived = await waitUntil(states, seconds: 10) { _ in notes.text.contains("second process") }
+        if arrived {
+            Narration.event("this process's document reloaded by itself: \(Narration.quoted(notes.text))")
+        } else {
+            Narration.event("the change did not arrive within 10 s (is inotify available?)")
+        }
+
+        // 3. An edit here, with undo.
+        Narration.step(3, "Editing here: undoable changes drive the change count")
+        notes.append("- milk\n")
+        Narration.event("appended “- milk”: unsaved changes: \(notes.hasUnsavedChanges)")
+        notes.undoManager.undo()
+        Narration.event("undo: unsaved changes: \(notes.hasUnsavedChanges)")
+        notes.undoManager.redo()
+        Narration.event("redo: unsaved changes: \(notes.hasUnsavedChanges)")
+
+        // 4. A save error and its recovery.
+        Narration.step(4, "A save error and its recovery")
+        let away = folder.deletingLastPathComponent().appendingPathComponent(folder.lastPathComponent + "-moved-away")
+        try FileManager.default.moveItem(at: folder, to: away)
+        Narration.event("the folder was moved away behind the document's back (as a sync tool might)")
+        do {
+            try await notes.save(to: notesURL, for: .forOverwriting)
+            Narration.event("unexpected: the save succeeded")
+        } catch {
+            Narration.event("save failed: \((error as? LocalizedError)?.failureReason ?? error.localizedDescription)")
+            Narration.event("state is now \(notes.documentState); the unsaved change is kept: \(notes.hasUnsavedChanges)")
+        }
+        try FileManager.default.moveItem(at: away, to: folder)
+        Narration.event("the folder is back")
+        try await notes.save(to: notesURL, for: .forOverwriting)
+        Narration.event("saved again: state \(notes.documentState), unsaved changes: \(notes.hasUnsavedChanges)")
+        let onDisk = try String(contentsOf: notesURL, encoding: .utf8)
+        Narration.event("on disk: \(Narration.quoted(onDisk))")
+
+        // 5. Closing.
+        Narration.step(5, "Closing")
+        try await notes.close()
+        Narration.event("notes.txt closed")
+    }
+
+    /// Prints every state change of `document`, as the notification arrives.
+    private static func observeStates(of document: TextDocument) -> any NSObjectProtocol {
+        NotificationCenter.default.addObserver(forName: CloudDocument.stateChangedNotification, object: document, queue: nil) { note in
+            guard let document = note.object as? CloudDocument else { return }
+            Narration.event("notification: \(document.localizedName) is now \(document.documentState)")
+        }
+    }
+
+    /// Reads `states` until `condition` holds after a change, or `seconds` pass.
+    private static func waitUntil(
+        _ states: AsyncStream<DocumentState>, seconds: Double, _ condition: @escaping @Sendable (DocumentState) -> Bool
+    ) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await state in states where condition(state) { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}

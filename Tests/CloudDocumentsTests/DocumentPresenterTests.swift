@@ -1,0 +1,230 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import CloudDocuments
+
+@Suite("CloudDocument as the presenter of its file", .timeLimit(.minutes(1)))
+struct DocumentPresenterTests {
+    @Test("another coordinator writes the file → the clean document reloads it (editingDisabled meanwhile)")
+    func reloadsAfterCoordinatedWrite() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("mine", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            let before = try #require(document.fileModificationDate)
+            let recorder = StateRecorder(document)
+            var stream = StateStream(document)
+            try await onBackgroundThread {
+                try Coordinator().coordinate(writingItemAt: url) { url in try put("theirs, longer", at: url) }
+            }
+            #expect(await stream.until { $0 == .normal } == [.editingDisabled, .normal])
+            #expect(document.text == "theirs, longer")
+            #expect(!document.hasUnsavedChanges)
+            #expect(try #require(document.fileModificationDate) >= before)
+            #expect(recorder.recorded == [.editingDisabled, .normal])
+            #expect(document.calls("load") == 2)
+            #expect(document.calls("disable") == 1)
+            #expect(document.calls("enable") == 1)
+            #expect(document.hooksOnDocumentQueue.withLock { $0 })
+            try await document.close()
+        }
+    }
+
+    @Test("another coordinator writes while the document has unsaved changes → the changes are kept")
+    func keepsUnsavedChanges() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("original", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            document.edit("my unsaved edit")
+            var stream = StateStream(document)
+            // .forMerging would ask us to save first; a plain write does not.
+            try await onBackgroundThread {
+                try Coordinator().coordinate(writingItemAt: url) { url in try put("theirs", at: url) }
+            }
+            #expect(await stream.until { $0 == .normal } == [.editingDisabled, .normal])
+            await drainDocumentQueue(document)
+            #expect(document.text == "my unsaved edit")
+            #expect(document.hasUnsavedChanges)
+            #expect(document.calls("load") == 1)
+            #expect(text(at: url) == "theirs")
+        }
+    }
+
+    @Test("a coordinated read makes the dirty document save first: the reader sees the new text")
+    func saveBeforeReader() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("old", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            let recorder = StateRecorder(document)
+            document.edit("new, unsaved")
+            let seen = try await onBackgroundThread {
+                try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
+            }
+            #expect(seen == "new, unsaved")
+            #expect(!document.hasUnsavedChanges)
+            #expect(recorder.recorded == [])
+            // A clean document is not asked to write anything.
+            let again = try await onBackgroundThread {
+                try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
+            }
+            #expect(again == "new, unsaved")
+            #expect(document.calls("contents") == 1)
+            try await document.close()
+        }
+    }
+
+    @Test("when the save a reader asked for fails, the reader fails too (no stale read) and the document shows savingError")
+    func failedSaveForReader() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("old", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            document.edit("new")
+            SafeSave.injectFailure(at: .write, errno: ENOSPC, forTarget: url)
+            await #expect(throws: CoordinationError.self) {
+                try await onBackgroundThread {
+                    try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
+                }
+            }
+            #expect(document.documentState == .savingError)
+            #expect(document.hasUnsavedChanges)
+            #expect(text(at: url) == "old")
+            #expect(document.handledErrors.withLock { $0.map(\.1) } == [false])
+            try await document.close()
+            #expect(text(at: url) == "new")
+        }
+    }
+
+    @Test("a coordinated delete closes the document without saving")
+    func deletionCloses() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("doomed", at: url)
+            let document = NoteDocument(fileURL: url)
+            document.autosaveInterval = .seconds(60)
+            try await document.open()
+            document.edit("unsaved, lost with the file")
+            var stream = StateStream(document)
+            try await onBackgroundThread {
+                try Coordinator().coordinate(writingItemAt: url, options: .forDeleting) { url in
+                    try FileManager.default.removeItem(at: url)
+                }
+            }
+            // Relinquished to the deleting writer first, then closed (the reacquirer that
+            // follows belongs to the closed session and changes nothing).
+            #expect(await stream.next(2) == [.editingDisabled, .closed])
+            #expect(document.calls("disable") == 1)
+            #expect(document.calls("enable") == 1, "closing re-enables editing so the calls pair up")
+            #expect(document.documentState == .closed)
+            #expect(!isRegistered(document))
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+            #expect(document.storage.withLock { $0.autosaveTask == nil })
+            try await document.close()  // nothing to do
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+    }
+
+    @Test("a coordinated move (item(at:didMoveTo:)) updates fileURL; the next save goes to the new place")
+    func moveFollows() async throws {
+        try await withDocumentFolder { folder in
+            let source = folder.appendingPathComponent("before.txt")
+            let destination = folder.appendingPathComponent("after.txt")
+            try put("content", at: source)
+            let document = NoteDocument(fileURL: source)
+            try await document.open()
+            try await onBackgroundThread {
+                let coordinator = Coordinator()
+                try coordinator.coordinate(writingItemAt: source, options: .forMoving,
+                                           writingItemAt: destination, options: .forReplacing) { from, to in
+                    try FileManager.default.moveItem(at: from, to: to)
+                    coordinator.item(at: from, didMoveTo: to)
+                }
+            }
+            await drainDocumentQueue(document)
+            #expect(document.fileURL == destination)
+            #expect(document.localizedName == "after")
+            document.edit("edited after the move")
+            try await document.save(to: document.fileURL, for: .forOverwriting)
+            #expect(text(at: destination) == "edited after the move")
+            #expect(!FileManager.default.fileExists(atPath: source.path))
+            try await document.close()
+        }
+    }
+
+    @Test("relinquishing to a writer: editingDisabled and disableEditing() during the write, cleared after")
+    func relinquishToWriter() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("same", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            let recorder = StateRecorder(document)
+            let during = try await onBackgroundThread {
+                // The writer touches nothing, so there is no reload afterwards.
+                try Coordinator().coordinate(writingItemAt: url) { _ in
+                    (document.documentState, document.calls("disable"), document.calls("enable"))
+                }
+            }
+            #expect(during.0 == .editingDisabled)
+            #expect(during.1 == 1)
+            #expect(during.2 == 0)
+            await drainDocumentQueue(document)
+            #expect(document.documentState == .normal)
+            #expect(document.calls("enable") == 1)
+            #expect(document.calls("load") == 1, "the file did not change: no reload")
+            #expect(recorder.recorded == [.editingDisabled, .normal])
+            try await document.close()
+        }
+    }
+
+    @Test("two documents on one file: one saves, the other reloads; the saver is not told about its own save")
+    func twoDocuments() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("shared.txt")
+            try put("start", at: url)
+            let first = NoteDocument(fileURL: url)
+            let second = NoteDocument(fileURL: url)
+            try await first.open()
+            try await second.open()
+            let firstRecorder = StateRecorder(first)
+            var secondStream = StateStream(second)
+            first.edit("from the first")
+            try await first.save(to: url, for: .forOverwriting)
+            #expect(await secondStream.until { $0 == .normal } == [.editingDisabled, .normal])
+            #expect(second.text == "from the first")
+            await drainDocumentQueue(first)
+            #expect(firstRecorder.recorded == [])
+            #expect(first.calls("load") == 1)
+            try await first.close()
+            try await second.close()
+        }
+    }
+
+    @Test("presentedItemDidChange for the document's own save (an echo) is ignored")
+    func ownSaveEchoIgnored() async throws {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("v1", at: url)
+            let document = NoteDocument(fileURL: url)
+            try await document.open()
+            document.edit("v2")
+            try await document.save(to: url, for: .forOverwriting)
+            let recorder = StateRecorder(document)
+            // What a relay of another process's notice of our own write would deliver.
+            document.presentedItemOperationQueue.addOperation { document.presentedItemDidChange() }
+            await drainDocumentQueue(document)
+            try await document.autosave()  // a lifecycle barrier: any reload would have run first
+            #expect(recorder.recorded == [])
+            #expect(document.calls("load") == 1)
+            #expect(document.text == "v2")
+            try await document.close()
+        }
+    }
+}
