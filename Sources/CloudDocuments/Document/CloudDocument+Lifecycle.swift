@@ -155,15 +155,10 @@ extension CloudDocument {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
             let coordinator = makeCoordinator()
-            let t0 = ContinuousClock.now
-            print("DBG save start")
             try coordinator.coordinate(writingItemAt: url) { target in
-                print("DBG accessor", ContinuousClock.now - t0)
                 saveLock.lock()
                 defer { saveLock.unlock() }
-                print("DBG hop request", ContinuousClock.now - t0, presentedItemOperationQueue.operationCount)
                 let snapshot = try onDocumentQueue { () throws -> Snapshot in
-                    print("DBG hop runs", ContinuousClock.now - t0)
                     let (session, isOpen, token, threshold) = storage.withLock {
                         ($0.session, $0.isOpen, $0.changes.token, $0.progressThreshold)
                     }
@@ -178,10 +173,8 @@ extension CloudDocument {
                     }
                     return Snapshot(contents: contents, token: token, progress: progressBox.value)
                 }
-                print("DBG snapshot", ContinuousClock.now - t0)
                 let reporter = progressReporter(for: snapshot.progress)
                 try SafeSave.write(snapshot.contents, to: target, for: operation, progress: reporter)
-                print("DBG written", ContinuousClock.now - t0)
                 let identity = DiskIdentity.of(target)
                 // On the document queue, after the announcement of progressAvailable: an
                 // observer of that announcement still finds the progress published.

@@ -34,8 +34,7 @@ extension CloudDocument {
             completionHandler(nil)
             return
         }
-        print("DBG savePresentedItemChanges on queue", OperationQueue.current === presentedItemOperationQueue)
-        DispatchQueue.global().async { [self] in
+        presenterSaveQueue.async { [self] in
             do {
                 try performSave(to: url, for: .forOverwriting, origin: .presenter(session: session))
                 completionHandler(nil)

@@ -70,7 +70,14 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// The queue on which presenter messages, hooks and announcements run.
     public let presentedItemOperationQueue: OperationQueue
     /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
+    /// The dispatch queues under the document and callback operation queues (owned here:
+    /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
+    private let documentDispatchQueue: DispatchQueue
+    private let callbackDispatchQueue: DispatchQueue
     let lifecycleQueue: DispatchQueue
+    /// Runs the saves other coordinators ask for (`savePresentedItemChanges`), off the document
+    /// queue and outside the lifecycle FIFO.
+    let presenterSaveQueue: DispatchQueue
     /// Default queue for completion handlers.
     let callbackQueue: OperationQueue
     /// Held while a save snapshots and writes, so two saves of this document (a lifecycle save
@@ -100,14 +107,24 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         let undoManager = DocumentUndoManager()
         storage = Mutex(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
         let name = fileURL.lastPathComponent
+        // Every queue runs on its own serial dispatch queue rather than on the global pool: the
+        // document's background work blocks (waiting for coordination locks, for the disk), and
+        // work queued behind blocked global threads can wait a long time for libdispatch to add a
+        // thread (about a second on a 2-CPU machine). Private serial queues always get a thread.
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "CloudDocument \(name)"
+        // `underlyingQueue` is unowned on Linux: the document keeps the dispatch queues alive.
+        documentDispatchQueue = DispatchQueue(label: "CloudDocument.queue \(name)")
+        queue.underlyingQueue = documentDispatchQueue
         presentedItemOperationQueue = queue
         lifecycleQueue = DispatchQueue(label: "CloudDocument.lifecycle \(name)")
+        presenterSaveQueue = DispatchQueue(label: "CloudDocument.presenterSave \(name)")
         let callbacks = OperationQueue()
         callbacks.maxConcurrentOperationCount = 1
         callbacks.name = "CloudDocument callbacks \(name)"
+        callbackDispatchQueue = DispatchQueue(label: "CloudDocument.callbacks \(name)")
+        callbacks.underlyingQueue = callbackDispatchQueue
         callbackQueue = callbacks
         wire(undoManager)
     }
