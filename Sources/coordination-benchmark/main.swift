@@ -12,7 +12,7 @@ startIdleThread()
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--profile-write-cycle" {
     // For profilers (valgrind --tool=callgrind): nothing but write-lock cycles.
     let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cd-profile.bin")
-    FileManager.default.createFile(atPath: url.path, contents: Data())
+    _ = FileManager.default.createFile(atPath: url.path, contents: Data())
     let coordinator = Coordinator()
     let read = CommandLine.arguments.count > 2
     for _ in 0..<20_000 {

@@ -57,8 +57,9 @@ import Synchronization
 ///   (e.g. keep it behind a lock, as `TextDocument` does).
 ///
 /// ## Sendable
-/// `@unchecked Sendable`: every mutable property of this class lives in one `Mutex`
-/// (`storage`), whose critical sections never call out (no hook, observer, coordinator or
+/// `@unchecked Sendable`: every mutable property of this class lives in one lock-protected
+/// `storage` value (an `NSLock`, which ThreadSanitizer understands, rather than
+/// `Synchronization.Mutex`, which it does not on Linux), whose critical sections never call out (no hook, observer, coordinator or
 /// registry call runs with it held). The remaining stored properties are immutable references to
 /// thread-safe objects (queues, a lock). Subclasses must keep their own state thread-safe in the
 /// same way.
@@ -66,14 +67,14 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     // MARK: Stored properties
 
     /// Every mutable property. Never held while calling out.
-    let storage: Mutex<DocumentStorage>
+    let storage: Locked<DocumentStorage>
     /// The queue on which presenter messages, hooks and announcements run.
     public let presentedItemOperationQueue: OperationQueue
-    /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
     /// The dispatch queues under the document and callback operation queues (owned here:
     /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
     private let documentDispatchQueue: DispatchQueue
     private let callbackDispatchQueue: DispatchQueue
+    /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
     let lifecycleQueue: DispatchQueue
     /// Runs the saves other coordinators ask for (`savePresentedItemChanges`), off the document
     /// queue and outside the lifecycle FIFO.
@@ -105,7 +106,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// ``open()``. Any thread.
     public init(fileURL: URL) {
         let undoManager = DocumentUndoManager()
-        storage = Mutex(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
+        storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
         let name = fileURL.lastPathComponent
         // Every queue runs on its own serial dispatch queue rather than on the global pool: the
         // document's background work blocks (waiting for coordination locks, for the disk), and
@@ -339,7 +340,7 @@ struct StateAnnouncement {
     var recipients: [AsyncStream<DocumentState>.Continuation]
 }
 
-/// Every mutable property of a ``CloudDocument``, kept in its `Mutex`.
+/// Every mutable property of a ``CloudDocument``, kept behind its lock.
 struct DocumentStorage {
     var fileURL: URL
     var fileModificationDate: Date?

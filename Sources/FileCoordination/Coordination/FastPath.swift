@@ -27,7 +27,7 @@ extension Coordinator {
             owner.release(access, on: lockPath)
             return try perform([intent]) { urls in try accessor(urls[0]) }
         }
-        let record = ThreadClaims.Held(path: lockPath, exclusive: intent.isWriting, subtree: false, group: owner.groupKey)
+        let record = ThreadClaims.Held(path: lockPath, exclusive: intent.isWriting, subtree: false, owner: owner)
         ThreadClaims.push(record)
         defer {
             ThreadClaims.pop(1)

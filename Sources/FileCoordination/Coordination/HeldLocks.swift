@@ -43,8 +43,7 @@ struct HeldLocks: Sendable {
 
     /// The claims as this thread's record, for deadlock detection while the accessor runs.
     func threadRecord() -> [ThreadClaims.Held] {
-        let group = owner.groupKey
-        return claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: $0.subtree, group: group) }
+        claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: $0.subtree, owner: owner) }
     }
 
     /// The lock files of the items inside `directory`, found by listing the mirrored folder.

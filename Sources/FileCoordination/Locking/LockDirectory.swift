@@ -17,14 +17,11 @@ struct LockDirectory: Sendable, Equatable {
     /// The lock directory for this process, validated once and then cached (the environment is
     /// read at the first coordination).
     static func current() throws(CoordinationError) -> LockDirectory {
-        try cached.withLock { cached throws(CoordinationError) in
-            if let cached { return cached }
-            let directory = try resolve(environment: ProcessInfo.processInfo.environment)
-            cached = directory
-            return directory
-        }
+        try resolvedOnce.get()
     }
-    private static let cached = Mutex<LockDirectory?>(nil)
+    private static let resolvedOnce = Result<LockDirectory, CoordinationError> { () throws(CoordinationError) in
+        try resolve(environment: ProcessInfo.processInfo.environment)
+    }
 
     /// Picks, creates and validates the lock directory for the given environment.
     static func resolve(environment: [String: String]) throws(CoordinationError) -> LockDirectory {

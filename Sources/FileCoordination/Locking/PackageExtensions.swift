@@ -4,21 +4,30 @@ import Synchronization
 /// access to an item inside one counts as access to the whole package.
 enum PackageExtensions {
     private static let registered = Mutex<Set<String>>([])
+    /// Mirrors `registered.count`, so the usual "no package types at all" costs no lock.
+    private static let count = Atomic<Int>(0)
 
     static func register(_ pathExtension: String) {
         let normalized = normalize(pathExtension)
         guard !normalized.isEmpty else { return }
-        _ = registered.withLock { $0.insert(normalized) }
+        registered.withLock { set in
+            set.insert(normalized)
+            count.store(set.count, ordering: .releasing)
+        }
     }
 
     static func unregister(_ pathExtension: String) {
-        _ = registered.withLock { $0.remove(normalize(pathExtension)) }
+        registered.withLock { set in
+            set.remove(normalize(pathExtension))
+            count.store(set.count, ordering: .releasing)
+        }
     }
 
     static var all: Set<String> { registered.withLock { $0 } }
 
     /// The outermost package that contains `path` (or is `path`), if any.
     static func outermostPackage(containing path: String) -> String? {
+        guard count.load(ordering: .acquiring) > 0 else { return nil }
         let extensions = all
         guard !extensions.isEmpty else { return nil }
         var current = ""

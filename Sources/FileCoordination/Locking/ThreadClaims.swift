@@ -10,8 +10,9 @@ enum ThreadClaims {
         let path: String
         let exclusive: Bool
         let subtree: Bool
-        /// The owner's group: claims of one group never block each other.
-        let group: LockOwner.GroupKey
+        /// Whose claim it is: claims of one group (see `LockOwner.groupKey`) never block each other.
+        /// The group is looked up only when a wait is about to start.
+        let owner: LockOwner
     }
 
     private final class Box {
@@ -56,7 +57,7 @@ enum ThreadClaims {
     /// access that conflicts with the one about to be waited for.
     static func checkWaitIsSafe(path: String, exclusive: Bool, subtree: Bool, group: LockOwner.GroupKey) throws(CoordinationError) {
         guard let box = box(creating: false) else { return }
-        for held in box.claims where held.group != group && (held.exclusive || exclusive) {
+        for held in box.claims where (held.exclusive || exclusive) && held.owner.groupKey != group {
             let overlaps = held.path == path
                 || (held.subtree && CanonicalPath.isInside(path, held.path))
                 || (subtree && CanonicalPath.isInside(held.path, path))
