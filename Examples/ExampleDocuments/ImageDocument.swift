@@ -1,6 +1,5 @@
 import CloudDocuments
 import Foundation
-import Synchronization
 
 /// A raster image document: an ``RGBAImage`` read from and written to PNG, PPM or PGM.
 ///
@@ -17,15 +16,15 @@ import Synchronization
 /// The image lives behind a lock: edit it from any thread (one editor at a time), while the
 /// document encodes a snapshot on its queue when saving.
 public final class ImageDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, a Mutex.
+    // @unchecked: the only added state is `model`, behind a lock.
 
-    private let model: Mutex<RGBAImage>
+    private let model: ImageModelLock<RGBAImage>
 
     /// Creates a closed image document for `fileURL` holding `image` (by default a 1 × 1
     /// transparent pixel) until it is opened. To make a new file, pass the image and save with
     /// ``SaveOperation/forCreating``.
     public init(fileURL: URL, image: RGBAImage? = nil) {
-        model = Mutex(image ?? Self.placeholder)
+        model = ImageModelLock(image ?? Self.placeholder)
         super.init(fileURL: fileURL)
     }
 
@@ -116,5 +115,19 @@ public final class ImageDocument: CloudDocument, @unchecked Sendable {
         // DocumentError.contentsInvalid adds its own final period.
         while text.hasSuffix(".") { text.removeLast() }
         return text
+    }
+}
+
+/// The document's model behind an `NSLock` (which ThreadSanitizer understands, unlike
+/// `Synchronization.Mutex` on Linux).
+private final class ImageModelLock<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

@@ -1,6 +1,5 @@
 import CloudDocuments
 import Foundation
-import Synchronization
 
 /// A plain-text document: UTF-8 text, read and written byte for byte.
 ///
@@ -18,14 +17,14 @@ import Synchronization
 /// manager), while the document snapshots it on its queue for saving. The undo actions run on the
 /// thread that calls `undo()`/`redo()`.
 public final class TextDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, a Mutex.
+    // @unchecked: the only added state is `model`, behind a lock.
 
     private struct Model {
         var text = ""
         var hasByteOrderMark = false
     }
 
-    private let model = Mutex(Model())
+    private let model = TextModelLock(Model())
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
@@ -176,5 +175,19 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
         guard count > 0 else { return (text, 0) }
         // Valid UTF-8 in, valid UTF-8 out: a valid needle can only match on scalar boundaries.
         return (String(decoding: result, as: UTF8.self), count)
+    }
+}
+
+/// The document's model behind an `NSLock` (which ThreadSanitizer understands, unlike
+/// `Synchronization.Mutex` on Linux).
+private final class TextModelLock<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

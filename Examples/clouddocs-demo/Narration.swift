@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import ExampleDocuments
 
 /// Prints the demo's story: numbered steps, and events stamped with the time since the start.
 enum Narration {
     private static let start = ContinuousClock.now
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     static func step(_ number: Int, _ title: String) {
         say("\n\(number). \(title)")

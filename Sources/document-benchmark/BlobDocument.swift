@@ -5,7 +5,7 @@ import Synchronization
 /// The simplest possible document: its contents are a blob of bytes.
 final class BlobDocument: CloudDocument, @unchecked Sendable {
     // @unchecked: the only added state is `blob`, a Mutex.
-    let blob = Mutex(Data())
+    let blob = Locked(Data())
 
     override func contents(forType typeName: String) throws -> DocumentContents {
         .data(blob.withLock { $0 })

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 @testable import CloudDocuments
 
@@ -9,18 +8,18 @@ import Testing
 /// A UTF-8 note whose hooks record what happens to them. `load` rejects contents starting with
 /// "REJECT". `contents(forType:)` can be made to wait on a gate, to hold a save in the middle.
 final class NoteDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: every added property is a Mutex or immutable.
+    // @unchecked: every added property is Locked or immutable.
     struct LoadRejected: Error, Equatable {}
 
-    private let body = Mutex("")
+    private let body = Locked("")
     /// Names of hook calls, in order: "contents", "load", "disable", "enable", "error".
-    let hookCalls = Mutex<[String]>([])
+    let hookCalls = Locked<[String]>([])
     /// Whether every hook call ran on the document queue.
-    let hooksOnDocumentQueue = Mutex(true)
+    let hooksOnDocumentQueue = Locked(true)
     /// Errors passed to handleError, with userInteractionPermitted.
-    let handledErrors = Mutex<[(any Error, Bool)]>([])
+    let handledErrors = Locked<[(any Error, Bool)]>([])
     /// When set, `contents(forType:)` signals `entered` and waits for `release` first.
-    let gate = Mutex<SaveGate?>(nil)
+    let gate = Locked<SaveGate?>(nil)
 
     var text: String {
         get { body.withLock { $0 } }
@@ -83,8 +82,8 @@ final class SaveGate: Sendable {
 final class StateRecorder: @unchecked Sendable {
     // @unchecked: `token` is written once in init and read in deinit; the log is Sendable.
     private final class Log: Sendable {
-        let states = Mutex<[DocumentState]>([])
-        let allOnDocumentQueue = Mutex(true)
+        let states = Locked<[DocumentState]>([])
+        let allOnDocumentQueue = Locked(true)
     }
     private let log = Log()
     private var token: (any NSObjectProtocol)?
@@ -138,11 +137,11 @@ struct StateStream {
     }
 }
 
-/// Runs blocking work (a synchronous coordinated access) on a background thread, keeping Swift's
-/// cooperative threads free.
+/// Runs blocking work (a synchronous coordinated access) on a thread of its own, keeping Swift's
+/// cooperative threads (and libdispatch's global pool, which grows slowly) free.
 func onBackgroundThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        DispatchQueue(label: "test.blocking").async { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -651,6 +650,60 @@ struct DocumentLifecycleTests {
         }
     }
 
+    @Test("revert to another URL reads it and makes it the document's URL and registration")
+    func revertToOtherURL() async throws {
+        try await withDocumentFolder { folder in
+            let first = folder.appendingPathComponent("first.txt")
+            let second = folder.appendingPathComponent("second.txt")
+            try put("one", at: first)
+            try put("two", at: second)
+            let document = NoteDocument(fileURL: first)
+            try await document.open()
+            try await document.revert(toContentsOf: second)
+            #expect(document.fileURL == second)
+            #expect(document.text == "two")
+            #expect(isRegistered(document))
+            document.edit("two, edited")
+            try await document.close()
+            #expect(text(at: second) == "two, edited")
+            #expect(text(at: first) == "one")
+        }
+    }
+
+    @Test("a package document: open reads the folder as a FilePackage, save replaces it whole")
+    func packageDocument() async throws {
+        final class PackageDocument: CloudDocument, @unchecked Sendable {
+            let package = Locked(FilePackage())
+            override func contents(forType typeName: String) throws -> DocumentContents {
+                .package(package.withLock { $0 })
+            }
+            override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
+                guard let loaded = contents.package else { throw DocumentError.contentsInvalid("not a package") }
+                package.withLock { $0 = loaded }
+            }
+        }
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("Album.bundle", isDirectory: true)
+            try FileManager.default.createDirectory(at: url.appendingPathComponent("images"), withIntermediateDirectories: true)
+            try put("{\"title\":\"Album\"}", at: url.appendingPathComponent("index.json"))
+            try put("pixels", at: url.appendingPathComponent("images/1.raw"))
+            let document = PackageDocument(fileURL: url)
+            try await document.open()
+            let loaded = document.package.withLock { $0 }
+            #expect(loaded.names == ["images", "index.json"])
+            #expect(loaded["index.json"] == .file(Data("{\"title\":\"Album\"}".utf8)))
+            try document.package.withLock { package in
+                try package.setFile(Data("{\"title\":\"Renamed\"}".utf8), named: "index.json")
+                _ = package.removeEntry(named: "images")
+            }
+            document.updateChangeCount(.done)
+            try await document.close()
+            #expect(listing(url) == ["index.json"])
+            #expect(text(at: url.appendingPathComponent("index.json")) == "{\"title\":\"Renamed\"}")
+            #expect(listing(folder) == ["Album.bundle"], "no temporary package left")
+        }
+    }
+
     // MARK: Progress
 
     @Test("large files publish a Progress in bytes while loading and saving (threshold lowered to 1 KiB)")
@@ -661,7 +714,7 @@ struct DocumentLifecycleTests {
             try put(content, at: url)
             let document = NoteDocument(fileURL: url)
             document.progressThreshold = 1024
-            let seen = Mutex<[(DocumentState, Int64?)]>([])
+            let seen = Locked<[(DocumentState, Int64?)]>([])
             let token = NotificationCenter.default.addObserver(
                 forName: CloudDocument.stateChangedNotification, object: document, queue: nil
             ) { [document] note in
@@ -691,7 +744,7 @@ struct DocumentLifecycleTests {
             let document = NoteDocument(fileURL: url)
             document.progressThreshold = 1
             document.text = String(repeating: "z", count: 3 * SafeSave.chunkSize + 5)
-            let published = Mutex<Progress?>(nil)
+            let published = Locked<Progress?>(nil)
             let token = NotificationCenter.default.addObserver(
                 forName: CloudDocument.stateChangedNotification, object: document, queue: nil
             ) { [document] _ in

@@ -5,7 +5,7 @@ import Testing
 
 /// Collects the change kinds reported by an undo manager, in order.
 private final class ChangeLog: Sendable {
-    private let kinds = Mutex<[ChangeKind]>([])
+    private let kinds = Locked<[ChangeKind]>([])
     var all: [ChangeKind] { kinds.withLock { $0 } }
     func attach(to manager: DocumentUndoManager) {
         manager.onChange = { [self] kind in kinds.withLock { $0.append(kind) } }

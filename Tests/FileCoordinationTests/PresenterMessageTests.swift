@@ -113,7 +113,7 @@ struct PresenterMessageTests {
         let presenter = RecordingPresenter(file)
         presenter.refuseSave.withLock { $0 = Refusal() }
         var ran = false
-        try withPresenters([presenter]) {
+        withPresenters([presenter]) {
             #expect(fails(with: "presenterFailed") {
                 try Coordinator().coordinate(readingItemAt: file) { _ in ran = true }
             })

@@ -4,16 +4,16 @@ import Synchronization
 
 /// A presenter that records every message it gets, in order, and can be told to refuse.
 final class RecordingPresenter: FilePresenter, Sendable {
-    private let url: Mutex<URL?>
+    private let url: Locked<URL?>
     let presentedItemOperationQueue: OperationQueue
-    private let events = Mutex<[String]>([])
-    let refuseSave = Mutex<(any Error)?>(nil)
-    let refuseDeletion = Mutex<(any Error)?>(nil)
+    private let events = Locked<[String]>([])
+    let refuseSave = Locked<(any Error)?>(nil)
+    let refuseDeletion = Locked<(any Error)?>(nil)
     /// Runs inside `savePresentedItemChanges`, before answering.
-    let onSave = Mutex<(@Sendable (RecordingPresenter) -> Void)?>(nil)
+    let onSave = Locked<(@Sendable (RecordingPresenter) -> Void)?>(nil)
 
     init(_ url: URL?) {
-        self.url = Mutex(url)
+        self.url = Locked(url)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         presentedItemOperationQueue = queue
@@ -61,7 +61,7 @@ final class RecordingPresenter: FilePresenter, Sendable {
     }
 
     /// Fired after each `presentedItemDidChange`.
-    let changed = Mutex<Signal?>(nil)
+    let changed = Locked<Signal?>(nil)
 
     func presentedItemDidChange() {
         record("didChange")

@@ -49,8 +49,8 @@ func onThread(_ body: @escaping @Sendable () -> Void) -> Signal {
 
 /// A value shared between test threads.
 final class Box<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
     var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

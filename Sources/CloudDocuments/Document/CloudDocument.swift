@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// ```swift
 /// final class NoteDocument: CloudDocument, @unchecked Sendable {
-///     private let body = Mutex("")
+///     private let body = Locked("")
 ///     override func contents(forType typeName: String) throws -> DocumentContents {
 ///         .data(Data(body.withLock { $0 }.utf8))
 ///     }

@@ -103,7 +103,9 @@ enum DocumentReader {
 
         // Read straight into the buffer that becomes the `Data` (no second copy), growing it if
         // the file is longer than its size said (files in /proc, or a racing uncoordinated writer).
-        var buffer = Data(count: max(expected, 0))
+        // One spare byte, so reaching the end of a file of the expected size needs no growth
+        // (growing reallocates and copies the whole buffer).
+        var buffer = Data(count: max(expected, 0) + 1)
         var total = 0
         var failure: Int32?
         while true {

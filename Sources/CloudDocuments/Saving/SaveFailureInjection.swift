@@ -44,7 +44,7 @@ extension SafeSave {
     }
 
     /// Registered failures, by target path (see ``injectionKey(_:)``).
-    private static let injectedFailures = Mutex<[String: [InjectedFailure]]>([:])
+    private static let injectedFailures = Locked<[String: [InjectedFailure]]>([:])
     /// How many failures are registered: the fast path checks only this.
     private static let injectedFailureCount = Atomic<Int>(0)
 

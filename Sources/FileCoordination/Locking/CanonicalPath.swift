@@ -136,7 +136,7 @@ enum CanonicalPath {
 
 /// A bounded, thread-safe string → string cache (emptied when it reaches its limit).
 final class PathCache: Sendable {
-    private let storage = Mutex<[String: String]>([:])
+    private let storage = Locked<[String: String]>([:])
     private static let limit = 4096
 
     /// The cached value for `key`, or `make()`'s result, cached. `make` runs without the lock held.

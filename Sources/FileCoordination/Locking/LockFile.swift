@@ -9,7 +9,7 @@ import Synchronization
 final class LockFile: Sendable {
     let itemPath: String
     let filePath: String
-    private let idle = Mutex<[Int32]>([])
+    private let idle = Locked<[Int32]>([])
     private static let poolLimit = 4
 
     init(itemPath: String, filePath: String) {

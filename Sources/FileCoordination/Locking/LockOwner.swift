@@ -80,7 +80,7 @@ final class LockOwner: Sendable {
         var transitions = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Only used when two threads of the same owner change the same holding at once (rare).
     private let busyCondition = NSCondition()
     private static let nextID = Atomic<Int>(0)
@@ -350,7 +350,7 @@ final class LockOwner: Sendable {
 /// machine, built from the process id (22 bits) and a per-process slot (10 bits).
 final class ColumnAllocator: Sendable {
     static let shared = ColumnAllocator()
-    private let state = Mutex<(next: Int, free: [Int])>((0, []))
+    private let state = Locked<(next: Int, free: [Int])>((0, []))
     static let slotBits = 10
 
     func allocate() -> Int {

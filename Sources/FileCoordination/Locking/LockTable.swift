@@ -5,7 +5,7 @@ import Synchronization
 /// creates a lock file the first time an item is ever coordinated.
 final class LockTable: Sendable {
     static let shared = LockTable()
-    private let files = Mutex<[String: LockFile]>([:])
+    private let files = Locked<[String: LockFile]>([:])
     private static let tableLimit = 4096
 
     func file(for itemPath: String, in directory: LockDirectory) -> LockFile {

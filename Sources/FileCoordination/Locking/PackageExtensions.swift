@@ -3,7 +3,7 @@ import Synchronization
 /// The registry of *package* extensions: directories with these extensions are documents, and any
 /// access to an item inside one counts as access to the whole package.
 enum PackageExtensions {
-    private static let registered = Mutex<Set<String>>([])
+    private static let registered = Locked<Set<String>>([])
     /// Mirrors `registered.count`, so the usual "no package types at all" costs no lock.
     private static let count = Atomic<Int>(0)
 

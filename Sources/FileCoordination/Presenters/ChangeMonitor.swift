@@ -46,7 +46,7 @@ final class ChangeMonitor: Sendable {
         /// Watched paths being written by a coordinator of this process right now.
         var writing: [String: Int] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
 

@@ -3,7 +3,7 @@ import Synchronization
 /// Remembers recent coordinated moves, so a coordination that waited while its item was moved
 /// can hand its accessor the item's new URL.
 enum MoveLog {
-    private static let state = Mutex<(sequence: Int, moves: [(sequence: Int, old: String, new: String)])>((0, []))
+    private static let state = Locked<(sequence: Int, moves: [(sequence: Int, old: String, new: String)])>((0, []))
     private static let limit = 256
 
     /// Mirrors `state.sequence` so the common "nothing moved" check takes no lock.

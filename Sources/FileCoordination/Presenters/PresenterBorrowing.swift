@@ -7,7 +7,7 @@ import Synchronization
 /// Without this, a document asked to save by a reader would wait forever for that reader's lock
 /// to write its changes. Apple's coordinator behaves the same way.
 enum PresenterBorrowing {
-    private static let lenders = Mutex<[ObjectIdentifier: (owner: LockOwner, depth: Int)]>([:])
+    private static let lenders = Locked<[ObjectIdentifier: (owner: LockOwner, depth: Int)]>([:])
 
     static func begin(_ presenter: any FilePresenter, lendingTo owner: LockOwner) {
         lenders.withLock { lenders in

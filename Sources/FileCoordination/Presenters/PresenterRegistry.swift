@@ -30,7 +30,7 @@ final class PresenterRegistry: Sendable {
         /// `mayConcern` test a path and all its ancestors without building any string.
         var pathHashes: [UInt64: Int] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let count = Atomic<Int>(0)
 
     var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }

@@ -11,7 +11,7 @@ final class CancellationToken: Sendable {
         var nextID = 0
         var wakeups: [Int: @Sendable () -> Void] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 
