@@ -16,15 +16,16 @@ import Foundation
 /// The image lives behind a lock: edit it from any thread (one editor at a time), while the
 /// document encodes a snapshot on its queue when saving.
 public final class ImageDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, behind a lock.
+    // @unchecked: the only added state is `model`, behind `Locked` (a pthread mutex). Code outside
+    // this package would use its own lock (`Synchronization.Mutex`, or `NSLock` for TSan runs).
 
-    private let model: ImageModelLock<RGBAImage>
+    private let model: Locked<RGBAImage>
 
     /// Creates a closed image document for `fileURL` holding `image` (by default a 1 × 1
     /// transparent pixel) until it is opened. To make a new file, pass the image and save with
     /// ``SaveOperation/forCreating``.
     public init(fileURL: URL, image: RGBAImage? = nil) {
-        model = ImageModelLock(image ?? Self.placeholder)
+        model = Locked(image ?? Self.placeholder)
         super.init(fileURL: fileURL)
     }
 
@@ -118,16 +119,3 @@ public final class ImageDocument: CloudDocument, @unchecked Sendable {
     }
 }
 
-/// The document's model behind an `NSLock` (which ThreadSanitizer understands, unlike
-/// `Synchronization.Mutex` on Linux).
-private final class ImageModelLock<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

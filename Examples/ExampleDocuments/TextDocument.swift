@@ -17,14 +17,15 @@ import Foundation
 /// manager), while the document snapshots it on its queue for saving. The undo actions run on the
 /// thread that calls `undo()`/`redo()`.
 public final class TextDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, behind a lock.
+    // @unchecked: the only added state is `model`, behind `Locked` (a pthread mutex). Code outside
+    // this package would use its own lock (`Synchronization.Mutex`, or `NSLock` for TSan runs).
 
     private struct Model {
         var text = ""
         var hasByteOrderMark = false
     }
 
-    private let model = TextModelLock(Model())
+    private let model = Locked(Model())
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
@@ -178,16 +179,3 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
     }
 }
 
-/// The document's model behind an `NSLock` (which ThreadSanitizer understands, unlike
-/// `Synchronization.Mutex` on Linux).
-private final class TextModelLock<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
