@@ -112,22 +112,22 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         // document's background work blocks (waiting for coordination locks, for the disk), and
         // work queued behind blocked global threads can wait a long time for libdispatch to add a
         // thread (about a second on a 2-CPU machine). Private serial queues always get a thread.
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "CloudDocument \(name)"
-        // `underlyingQueue` is unowned on Linux: the document keeps the dispatch queues alive.
-        documentDispatchQueue = DispatchQueue(label: "CloudDocument.queue \(name)")
-        queue.underlyingQueue = documentDispatchQueue
-        presentedItemOperationQueue = queue
+        (presentedItemOperationQueue, documentDispatchQueue) = Self.serialQueue(named: "CloudDocument \(name)")
         lifecycleQueue = DispatchQueue(label: "CloudDocument.lifecycle \(name)")
         presenterSaveQueue = DispatchQueue(label: "CloudDocument.presenterSave \(name)")
-        let callbacks = OperationQueue()
-        callbacks.maxConcurrentOperationCount = 1
-        callbacks.name = "CloudDocument callbacks \(name)"
-        callbackDispatchQueue = DispatchQueue(label: "CloudDocument.callbacks \(name)")
-        callbacks.underlyingQueue = callbackDispatchQueue
-        callbackQueue = callbacks
+        (callbackQueue, callbackDispatchQueue) = Self.serialQueue(named: "CloudDocument callbacks \(name)")
         wire(undoManager)
+    }
+
+    /// A serial `OperationQueue` on a dispatch queue of its own. Both are returned because
+    /// `underlyingQueue` is unowned on Linux: the document keeps the dispatch queue alive.
+    private static func serialQueue(named name: String) -> (OperationQueue, DispatchQueue) {
+        let dispatchQueue = DispatchQueue(label: name)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = name
+        queue.underlyingQueue = dispatchQueue
+        return (queue, dispatchQueue)
     }
 
     deinit {

@@ -1,8 +1,8 @@
 import Foundation
 
 extension Coordinator {
-    /// Coordinates every intent without blocking the caller: the waiting happens on a background
-    /// thread, then `accessor` runs on `queue` with `nil` while all the locks are held (they are
+    /// Coordinates every intent without blocking the caller: the waiting happens on a thread of its
+    /// own, then `accessor` runs on `queue` with `nil` while all the locks are held (they are
     /// released when it returns). If the coordination fails, `accessor` runs on `queue` with the
     /// ``CoordinationError`` and no lock is held.
     ///
@@ -12,7 +12,7 @@ extension Coordinator {
         with intents: [FileAccessIntent], queue: OperationQueue,
         byAccessor accessor: @escaping @Sendable ((any Error)?) -> Void
     ) {
-        DispatchQueue.global().async {
+        Self.onWaitingThread {
             do {
                 let access = try CoordinatedAccess.begin(intents, coordinator: self)
                 queue.addOperation {
@@ -27,7 +27,7 @@ extension Coordinator {
     }
 
     /// Coordinates every intent, suspending (not blocking) the calling task while waiting, then runs
-    /// `accessor` on a background thread with the intents (their `url`s updated if an item moved
+    /// `accessor` on a thread of its own with the intents (their `url`s updated if an item moved
     /// while waiting) while all the locks are held, and returns its result.
     ///
     /// Cancelling the calling `Task` ends the wait with ``CoordinationError/cancelled``; once the
@@ -40,7 +40,7 @@ extension Coordinator {
         let taskCancellation = CancellationToken()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                DispatchQueue.global().async {
+                Self.onWaitingThread {
                     do {
                         var access = try CoordinatedAccess.begin(intents, coordinator: self, taskToken: taskCancellation)
                         let updated = access.intents
@@ -55,5 +55,16 @@ extension Coordinator {
         } onCancel: {
             taskCancellation.cancel()
         }
+    }
+}
+
+extension Coordinator {
+    /// Runs `body` — which may sleep for a long time waiting for locks — on a thread of its own.
+    /// Not on `DispatchQueue.global()`: blocked global threads starve other work queued there until
+    /// libdispatch adds a thread, which takes about a second on a 2-core machine.
+    static func onWaitingThread(_ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.name = "FileCoordination.wait"
+        thread.start()
     }
 }
