@@ -56,7 +56,10 @@ struct LockFileTests {
         #expect(try LockDirectory.resolve(environment: ["CLOUDDOCUMENTS_LOCK_DIR": explicit]).path == explicit)
         let runtime = try scratch.directory("runtime").path
         #expect(try LockDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime]).path == runtime + "/clouddocuments")
+        let missingRuntime = scratch.url.appendingPathComponent("no-such-runtime-dir").path
         let temp = try scratch.directory("tmp").path
+        #expect(try LockDirectory.resolve(environment: ["XDG_RUNTIME_DIR": missingRuntime, "TMPDIR": temp]).path
+                == temp + "/clouddocuments-\(geteuid())", "a runtime directory that does not exist is skipped")
         #expect(try LockDirectory.resolve(environment: ["TMPDIR": temp]).path == temp + "/clouddocuments-\(geteuid())")
         var info = stat()
         #expect(stat(explicit, &info) == 0 && info.st_mode & 0o777 == 0o700, "created owner-only")

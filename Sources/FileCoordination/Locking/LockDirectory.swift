@@ -4,7 +4,8 @@ import Synchronization
 
 /// The private, per-user directory that holds the lock files.
 ///
-/// Chosen in this order: `$CLOUDDOCUMENTS_LOCK_DIR`; `$XDG_RUNTIME_DIR/clouddocuments`; a per-user
+/// Chosen in this order: `$CLOUDDOCUMENTS_LOCK_DIR`; `$XDG_RUNTIME_DIR/clouddocuments` (when that
+/// runtime directory exists — CI and `su` sessions often set it to one that does not); a per-user
 /// folder `clouddocuments-<uid>` under the temporary directory (`$TMPDIR`, else `/tmp`). It is created
 /// with mode 0700 when missing, and refused when it is a symbolic link, is not a directory, is owned
 /// by another user, or can be written by group or others — each of those would let another user
@@ -28,7 +29,7 @@ struct LockDirectory: Sendable, Equatable {
         let path: String
         if let explicit = environment[environmentVariable], !explicit.isEmpty {
             path = explicit
-        } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, isDirectory(runtime) {
             path = runtime + "/clouddocuments"
         } else {
             let temp = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -36,6 +37,11 @@ struct LockDirectory: Sendable, Equatable {
         }
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         return try validate(trimmed)
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Creates `path` (mode 0700) if missing, then checks it is safe to use.
