@@ -19,9 +19,10 @@ extension Coordinator {
         let owner = effectiveOwner
         let access: LockOwner.Access = intent.isWriting ? .write : .read
         let sequence = MoveLog.sequence
-        let directory = try LockDirectory.current()
-        let file = LockTable.shared.file(for: lockPath, in: directory)
-        try owner.acquire(access, on: file, directory: directory, stepper: LockStepper(context: context, owner: owner))
+        try owner.acquire(access, path: lockPath, stepper: LockStepper(context: context, owner: owner)) { () throws(CoordinationError) in
+            let directory = try LockDirectory.current()
+            return (LockTable.shared.file(for: lockPath, in: directory), directory)
+        }
         if MoveLog.sequence != sequence, MoveLog.currentPath(of: itemPath, since: sequence) != itemPath {
             // Moved while we waited: start again the long way, which follows the move.
             owner.release(access, on: lockPath)

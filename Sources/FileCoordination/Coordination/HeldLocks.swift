@@ -15,16 +15,19 @@ struct HeldLocks: Sendable {
             let directory = try LockDirectory.current()
             let stepper = LockStepper(context: context, owner: owner)
             for claim in claims {
-                let file = LockTable.shared.file(for: claim.path, in: directory)
+                let locate = { () -> (LockFile, LockDirectory) in
+                    (LockTable.shared.file(for: claim.path, in: directory), directory)
+                }
                 let access: LockOwner.Access = claim.exclusive ? .write : .read
-                try owner.acquire(access, on: file, directory: directory, stepper: stepper)
+                try owner.acquire(access, path: claim.path, stepper: stepper, locate: locate)
                 held.taken.append((claim.path, access))
                 if claim.subtree {
-                    try owner.acquire(.tree, on: file, directory: directory, stepper: stepper)
+                    try owner.acquire(.tree, path: claim.path, stepper: stepper, locate: locate)
                     held.taken.append((claim.path, .tree))
                     for inner in descendantLockFiles(of: claim.path, in: directory) {
-                        let innerFile = LockTable.shared.file(for: inner.key, filePath: inner.filePath)
-                        try owner.acquire(.write, on: innerFile, directory: directory, stepper: stepper)
+                        try owner.acquire(.write, path: inner.key, stepper: stepper) {
+                            (LockTable.shared.file(for: inner.key, filePath: inner.filePath), directory)
+                        }
                         held.taken.append((inner.key, .write))
                     }
                 }

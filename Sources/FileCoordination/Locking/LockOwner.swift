@@ -24,17 +24,23 @@ final class LockOwner: Sendable {
         var trees = 0
     }
 
-    /// A holding, or a marker that one thread of this owner is changing it in the kernel.
+    /// A holding; a marker that one thread of this owner is changing it in the kernel; or a
+    /// descriptor kept, unlocked, from the last access, so the next access of the same item by
+    /// this coordinator skips the look-ups and the `open`.
     private enum Slot {
         case busy
         case held(Holding)
+        case idle(LockFile, Int32)
     }
+
+    /// Idle descriptors an owner keeps (the oldest goes back to its lock file's pool).
+    private static let idleLimit = 4
 
     private enum Plan {
         case done
         case wait(seenTransitions: Int)
         case upgrade(Holding)
-        case fresh(group: String?)
+        case fresh(group: String?, reuse: (LockFile, Int32)?)
     }
 
     struct GroupCell {
@@ -51,7 +57,11 @@ final class LockOwner: Sendable {
 
     /// The paths this owner holds (usually one or two, so a list beats a hash table).
     private struct Slots {
-        private var entries: [(path: String, slot: Slot)] = []
+        private struct Entry {
+            let path: String
+            var slot: Slot
+        }
+        private var entries: [Entry] = []
 
         subscript(path: String) -> Slot? {
             get {
@@ -62,7 +72,7 @@ final class LockOwner: Sendable {
                 let index = entries.lastIndex { $0.path == path }
                 switch (index, newValue) {
                 case let (index?, slot?): entries[index].slot = slot
-                case let (nil, slot?): entries.append((path, slot))
+                case let (nil, slot?): entries.append(Entry(path: path, slot: slot))
                 case let (index?, nil): entries.remove(at: index)
                 case (nil, nil): break
                 }
@@ -70,6 +80,14 @@ final class LockOwner: Sendable {
         }
 
         mutating func removeValue(forKey path: String) { self[path] = nil }
+
+        /// The idle descriptors, oldest first.
+        var idle: [(path: String, file: LockFile, fd: Int32)] {
+            entries.compactMap { entry in
+                if case .idle(let file, let fd) = entry.slot { return (entry.path, file, fd) }
+                return nil
+            }
+        }
     }
 
     private struct State {
@@ -87,6 +105,10 @@ final class LockOwner: Sendable {
     private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
 
     init() {}
+
+    deinit {
+        for idle in state.withLock({ $0.slots.idle }) { idle.file.checkin(idle.fd) }
+    }
 
     /// The key that decides which claims never block each other: the purpose when shared,
     /// otherwise a key unique to this owner.
@@ -110,9 +132,13 @@ final class LockOwner: Sendable {
 
     enum Access { case read, write, tree }
 
-    /// Takes `access` on `file` for this owner, waiting as `stepper` allows.
-    func acquire(_ access: Access, on file: LockFile, directory: LockDirectory, stepper: LockStepper) throws(CoordinationError) {
-        let path = file.itemPath
+    /// Takes `access` on the item `path` for this owner, waiting as `stepper` allows. `locate`
+    /// finds the item's lock file (and the lock directory, to create it) — only called when this
+    /// owner has no descriptor of it already.
+    func acquire(
+        _ access: Access, path: String, stepper: LockStepper,
+        locate: () throws(CoordinationError) -> (LockFile, LockDirectory)
+    ) throws(CoordinationError) {
         var plan: Plan
         while true {
             plan = state.withLock { state -> Plan in
@@ -134,9 +160,12 @@ final class LockOwner: Sendable {
                     Self.bump(&holding, access, by: 1)
                     state.slots[path] = .held(holding)
                     return .done
+                case .idle(let file, let fd)?:
+                    state.slots[path] = .busy
+                    return .fresh(group: state.groupName, reuse: (file, fd))
                 case nil:
                     state.slots[path] = .busy
-                    return .fresh(group: state.groupName)
+                    return .fresh(group: state.groupName, reuse: nil)
                 }
             }
             guard case .wait(let seen) = plan else { break }
@@ -155,12 +184,19 @@ final class LockOwner: Sendable {
             }
             Self.bump(&holding, access, by: 1)
             finish(path, .held(holding))
-        case .fresh(let groupName):
+        case .fresh(let groupName, let reuse):
+            var file: LockFile?
             var fd: Int32 = -1
             var cell: GroupCell?
             do {
-                fd = try file.checkout { (missing) throws(CoordinationError) -> Int32 in
-                    try LockTable.shared.create(missing, in: directory, step: stepper)
+                if let (kept, keptFD) = reuse {
+                    (file, fd) = (kept, keptFD)
+                } else {
+                    let (located, directory) = try locate()
+                    file = located
+                    fd = try located.checkout { (missing) throws(CoordinationError) -> Int32 in
+                        try LockTable.shared.create(missing, in: directory, step: stepper)
+                    }
                 }
                 if let groupName {
                     let slot = ColumnAllocator.shared.allocate()
@@ -168,7 +204,7 @@ final class LockOwner: Sendable {
                 }
                 try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
             } catch {
-                if fd >= 0 {
+                if let file, fd >= 0 {
                     _ = OFDLock.apply(.unlock, fd: fd, start: 0, length: 0, wait: false)
                     file.checkin(fd)
                 }
@@ -176,6 +212,7 @@ final class LockOwner: Sendable {
                 finish(path, nil)
                 throw error
             }
+            guard let file else { return }
             var holding = Holding(file: file, fd: fd, group: cell)
             Self.bump(&holding, access, by: 1)
             finish(path, .held(holding))
@@ -189,7 +226,9 @@ final class LockOwner: Sendable {
             guard case .held(var holding)? = state.slots[path] else { return .nothing }
             Self.bump(&holding, access, by: -1)
             if holding.readers + holding.writers + holding.trees == 0 {
-                state.slots.removeValue(forKey: path)
+                // Unlocked outside the lock (below) while marked busy, then kept idle for this
+                // owner's next access of the item.
+                state.slots[path] = .busy
                 return .closeAll(holding)
             }
             state.slots[path] = .held(holding)
@@ -202,8 +241,15 @@ final class LockOwner: Sendable {
             return
         case .closeAll(let holding):
             _ = OFDLock.apply(.unlock, fd: holding.fd, start: 0, length: 0, wait: false)
-            holding.file.checkin(holding.fd)
             if let group = holding.group { ColumnAllocator.shared.release(group.columnSlot) }
+            finish(path, .idle(holding.file, holding.fd))
+            let evicted: (path: String, file: LockFile, fd: Int32)? = state.withLock { state in
+                let idle = state.slots.idle
+                guard idle.count > Self.idleLimit, let oldest = idle.first else { return nil }
+                state.slots.removeValue(forKey: oldest.path)
+                return oldest
+            }
+            if let evicted { evicted.file.checkin(evicted.fd) }
         case .dropTree(let holding):
             _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.tree, length: 1, wait: false)
         case .downgrade(let holding):

@@ -12,16 +12,21 @@ import Glibc
 /// recursive.
 package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written while `mutex` is held.
-    private var value: Value
+    // The value lives in allocated memory rather than in a stored property, so accessing it
+    // `inout` needs no dynamic exclusivity check (the mutex already guarantees exclusivity).
+    private let value: UnsafeMutablePointer<Value>
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     package init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
 
     deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -33,6 +38,6 @@ package final class Locked<Value>: @unchecked Sendable {
     ) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
