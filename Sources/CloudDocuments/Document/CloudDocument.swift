@@ -11,8 +11,11 @@ import Synchronization
 /// coordinator (or, later, another process) reads, writes, moves or deletes the file.
 ///
 /// ```swift
+/// import Synchronization
+///
 /// final class NoteDocument: CloudDocument, @unchecked Sendable {
-///     private let body = Locked("")
+///     // @unchecked: the only added state, `body`, is behind a Mutex.
+///     private let body = Mutex("")
 ///     override func contents(forType typeName: String) throws -> DocumentContents {
 ///         .data(Data(body.withLock { $0 }.utf8))
 ///     }
