@@ -33,11 +33,7 @@ struct DocumentChangeTrackingTests {
 
     @Test("the undo manager drives the change count: undo back to the saved version is clean, a different change after undo is dirty")
     func undoDrivesCount() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("a", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "a") { _, url, document in
             document.edit("ab")
             #expect(document.hasUnsavedChanges)
             document.undoManager.undo()
@@ -56,10 +52,10 @@ struct DocumentChangeTrackingTests {
             document.undoManager.undo()
             #expect(document.text == "a")
             #expect(document.hasUnsavedChanges)
-            #expect(!document.undoManager.canRedo || document.undoManager.canRedo)
             document.undoManager.removeAllActions()
-            #expect(!document.hasUnsavedChanges, "removeAllActions reports cleared")
+            #expect(document.hasUnsavedChanges, "forgetting the undo history saves nothing: still unsaved")
             try await document.close()
+            #expect(try String(contentsOf: url, encoding: .utf8) == "a", "close saved the change")
         }
     }
 
@@ -80,48 +76,37 @@ struct DocumentChangeTrackingTests {
 
     @Test("a change made while a save is in flight keeps the document dirty afterwards")
     func changeDuringSave() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "v1") { _, url, document in
             document.edit("v2")
-            let gate = SaveGate()
-            document.gate.withLock { $0 = gate }
+            let gate = document.holdSaves()
             let save = Task { try await document.save(to: url, for: .forOverwriting) }
             // The save is now inside contents(forType:), holding the snapshot "v2".
-            try await onBackgroundThread { gate.entered.wait() }
+            try await gate.waitUntilEntered()
             document.edit("v3")
-            document.gate.withLock { $0 = nil }
+            document.stopHoldingSaves()
             gate.release.signal()
             try await save.value
             #expect(text(at: url) == "v2")
             #expect(document.hasUnsavedChanges, "v3 was made after the snapshot")
             try await document.save(to: url, for: .forOverwriting)
-            #expect(text(at: url) == "v3")
-            #expect(!document.hasUnsavedChanges)
+            expectSaved(document, at: url, holding: "v3")
             try await document.close()
         }
     }
 
     @Test("lifecycle operations run one at a time, in call order: save while saving, autosave and close behind a save")
     func serialized() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "v1") { _, url, document in
             let recorder = StateRecorder(document)
             let (events, sink) = AsyncStream.makeStream(of: String.self)
             var iterator = events.makeAsyncIterator()
             document.edit("v2")
-            let gate = SaveGate()
-            document.gate.withLock { $0 = gate }
+            let gate = document.holdSaves()
             // The completion-handler forms queue their operation before returning, so the call
             // order below is the queue order.
             document.save(to: url, for: .forOverwriting) { sink.yield("save 1 \($0)") }
-            try await onBackgroundThread { gate.entered.wait() }
-            document.gate.withLock { $0 = nil }
+            try await gate.waitUntilEntered()
+            document.stopHoldingSaves()
             document.edit("v3")
             document.save(to: url, for: .forOverwriting) { sink.yield("save 2 \($0)") }
             document.autosave { sink.yield("autosave \($0)") }
@@ -142,34 +127,26 @@ struct DocumentChangeTrackingTests {
 
     @Test("autosave() saves only when there are unsaved changes and says whether it saved")
     func autosaveCall() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
+        try await withNote(containing: "v1") { _, url, document in
             #expect(try await document.autosave() == false, "closed")
             try await document.open()
             #expect(try await document.autosave() == false, "clean")
             document.edit("v2")
             #expect(try await document.autosave() == true)
-            #expect(text(at: url) == "v2")
-            #expect(!document.hasUnsavedChanges)
+            expectSaved(document, at: url, holding: "v2")
             try await document.close()
         }
     }
 
     @Test("with autosaveInterval set, unsaved changes are saved periodically; a failed autosave is retried")
     func periodicAutosave() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
+        try await withNote(containing: "v1") { _, url, document in
             var outcomes = saveOutcomes(document).makeAsyncIterator()
             document.autosaveInterval = .milliseconds(50)
             try await document.open()
             document.edit("v2")
             #expect(await outcomes.next() == true)
-            #expect(text(at: url) == "v2")
-            #expect(!document.hasUnsavedChanges)
+            expectSaved(document, at: url, holding: "v2")
 
             // A failing autosave: handleError without user interaction, savingError, then a
             // later period succeeds and clears it.
@@ -183,19 +160,14 @@ struct DocumentChangeTrackingTests {
             let handled = document.handledErrors.withLock { $0 }
             #expect(handled.count == 1)
             #expect(handled.first?.1 == false, "autosave does not permit user interaction")
-            if case .diskFull? = handled.first?.0 as? DocumentError {} else {
-                Issue.record("expected diskFull, got \(String(describing: handled.first?.0))")
-            }
+            expectCase("diskFull", of: handled.first?.0)
             try await document.close()
         }
     }
 
     @Test("autosave stops when the document closes and when the interval is cleared")
     func autosaveStops() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
+        try await withNote(containing: "v1") { _, _, document in
             document.autosaveInterval = .milliseconds(20)
             try await document.open()
             #expect(document.storage.withLock { $0.autosaveTask != nil })

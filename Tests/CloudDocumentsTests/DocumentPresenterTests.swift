@@ -7,17 +7,11 @@ import Testing
 struct DocumentPresenterTests {
     @Test("another coordinator writes the file → the clean document reloads it (editingDisabled meanwhile)")
     func reloadsAfterCoordinatedWrite() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("mine", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "mine") { _, url, document in
             let before = try #require(document.fileModificationDate)
             let recorder = StateRecorder(document)
             var stream = StateStream(document)
-            try await onBackgroundThread {
-                try Coordinator().coordinate(writingItemAt: url) { url in try put("theirs, longer", at: url) }
-            }
+            try await coordinatedPut("theirs, longer", at: url)
             #expect(await stream.until { $0 == .normal } == [.editingDisabled, .normal])
             #expect(document.text == "theirs, longer")
             #expect(!document.hasUnsavedChanges)
@@ -33,17 +27,11 @@ struct DocumentPresenterTests {
 
     @Test("another coordinator writes while the document has unsaved changes → the changes are kept")
     func keepsUnsavedChanges() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("original", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "original") { _, url, document in
             document.edit("my unsaved edit")
             var stream = StateStream(document)
             // .forMerging would ask us to save first; a plain write does not.
-            try await onBackgroundThread {
-                try Coordinator().coordinate(writingItemAt: url) { url in try put("theirs", at: url) }
-            }
+            try await coordinatedPut("theirs", at: url)
             #expect(await stream.until { $0 == .normal } == [.editingDisabled, .normal])
             await drainDocumentQueue(document)
             #expect(document.text == "my unsaved edit")
@@ -55,23 +43,15 @@ struct DocumentPresenterTests {
 
     @Test("a coordinated read makes the dirty document save first: the reader sees the new text")
     func saveBeforeReader() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("old", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "old") { _, url, document in
             let recorder = StateRecorder(document)
             document.edit("new, unsaved")
-            let seen = try await onBackgroundThread {
-                try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
-            }
+            let seen = try await coordinatedText(at: url)
             #expect(seen == "new, unsaved")
             #expect(!document.hasUnsavedChanges)
             #expect(recorder.recorded == [])
             // A clean document is not asked to write anything.
-            let again = try await onBackgroundThread {
-                try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
-            }
+            let again = try await coordinatedText(at: url)
             #expect(again == "new, unsaved")
             #expect(document.calls("contents") == 1)
             try await document.close()
@@ -80,18 +60,10 @@ struct DocumentPresenterTests {
 
     @Test("when the save a reader asked for fails, the reader fails too (no stale read) and the document shows savingError")
     func failedSaveForReader() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("old", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "old") { _, url, document in
             document.edit("new")
             SafeSave.injectFailure(at: .write, errno: ENOSPC, forTarget: url)
-            await #expect(throws: CoordinationError.self) {
-                try await onBackgroundThread {
-                    try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
-                }
-            }
+            await #expect(throws: CoordinationError.self) { try await coordinatedText(at: url) }
             #expect(document.documentState == .savingError)
             #expect(document.hasUnsavedChanges)
             #expect(text(at: url) == "old")
@@ -103,10 +75,7 @@ struct DocumentPresenterTests {
 
     @Test("a coordinated delete closes the document without saving")
     func deletionCloses() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("doomed", at: url)
-            let document = NoteDocument(fileURL: url)
+        try await withNote(containing: "doomed") { _, url, document in
             document.autosaveInterval = .seconds(60)
             try await document.open()
             document.edit("unsaved, lost with the file")
@@ -132,12 +101,8 @@ struct DocumentPresenterTests {
 
     @Test("a coordinated move (item(at:didMoveTo:)) updates fileURL; the next save goes to the new place")
     func moveFollows() async throws {
-        try await withDocumentFolder { folder in
-            let source = folder.appendingPathComponent("before.txt")
+        try await withOpenNote(named: "before.txt", containing: "content") { folder, source, document in
             let destination = folder.appendingPathComponent("after.txt")
-            try put("content", at: source)
-            let document = NoteDocument(fileURL: source)
-            try await document.open()
             try await onBackgroundThread {
                 let coordinator = Coordinator()
                 try coordinator.coordinate(writingItemAt: source, options: .forMoving,
@@ -159,11 +124,7 @@ struct DocumentPresenterTests {
 
     @Test("relinquishing to a writer: editingDisabled and disableEditing() during the write, cleared after")
     func relinquishToWriter() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("same", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "same") { _, url, document in
             let recorder = StateRecorder(document)
             let during = try await onBackgroundThread {
                 // The writer touches nothing, so there is no reload afterwards.
@@ -185,12 +146,8 @@ struct DocumentPresenterTests {
 
     @Test("two documents on one file: one saves, the other reloads; the saver is not told about its own save")
     func twoDocuments() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("shared.txt")
-            try put("start", at: url)
-            let first = NoteDocument(fileURL: url)
+        try await withOpenNote(named: "shared.txt", containing: "start") { _, url, first in
             let second = NoteDocument(fileURL: url)
-            try await first.open()
             try await second.open()
             let firstRecorder = StateRecorder(first)
             var secondStream = StateStream(second)
@@ -208,11 +165,7 @@ struct DocumentPresenterTests {
 
     @Test("presentedItemDidChange for the document's own save (an echo) is ignored")
     func ownSaveEchoIgnored() async throws {
-        try await withDocumentFolder { folder in
-            let url = folder.appendingPathComponent("note.txt")
-            try put("v1", at: url)
-            let document = NoteDocument(fileURL: url)
-            try await document.open()
+        try await withOpenNote(containing: "v1") { _, url, document in
             document.edit("v2")
             try await document.save(to: url, for: .forOverwriting)
             let recorder = StateRecorder(document)

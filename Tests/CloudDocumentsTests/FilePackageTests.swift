@@ -18,6 +18,29 @@ private func samplePackage() throws -> FilePackage {
     return package
 }
 
+/// A package of text files (name → contents) and the folders `folders`.
+private func textPackage(_ files: [String: String], folders: [String: FilePackage] = [:]) throws -> FilePackage {
+    var package = FilePackage()
+    for (name, text) in files { try package.setFile(Data(text.utf8), named: name) }
+    for (name, folder) in folders { try package.setDirectory(folder, named: name) }
+    return package
+}
+
+/// Writes samplePackage() as "doc.pkg" in `folder`; returns where, and the package written.
+private func writeSamplePackage(in folder: URL) throws -> (url: URL, package: FilePackage) {
+    let url = folder.appendingPathComponent("doc.pkg")
+    let package = try samplePackage()
+    try package.write(to: url)
+    return (url, package)
+}
+
+/// Checks that `url` holds `package` and is the only item in its folder (no temporary tree left).
+private func expectOnlyPackage(_ package: FilePackage, at url: URL,
+                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(try FilePackage.read(from: url) == package, sourceLocation: sourceLocation)
+    #expect(listing(url.deletingLastPathComponent()) == [url.lastPathComponent], sourceLocation: sourceLocation)
+}
+
 /// Every path inside a folder, relative, sorted ("sub/" for folders).
 private func tree(_ folder: URL) -> [String] {
     var result: [String] = []
@@ -51,15 +74,8 @@ struct FilePackageTests {
         #expect(throws: DocumentError.self) { try package.setDirectory(FilePackage(), named: name) }
         #expect(throws: DocumentError.self) { try FilePackage(entries: [name: .file(Data())]) }
         #expect(package.names == ["keep"])
-        do {
-            try package.setFile(Data(), named: name)
-        } catch {
-            guard case .invalidPackageEntryName(let reported) = error else {
-                Issue.record("expected invalidPackageEntryName, got \(error)")
-                return
-            }
-            #expect(reported == name)
-        }
+        let error = expectDocumentError("invalidPackageEntryName") { try package.setFile(Data(), named: name) }
+        #expect(error?.detail == name)
     }
 
     @Test("names that merely look odd are valid", arguments: ["...", ".hidden", "with space", "ünïcødé", "a\\b"])
@@ -120,11 +136,7 @@ struct FilePackageTests {
             let url = folder.appendingPathComponent("doc.pkg")
             #expect(mkdir(url.path, 0o755) == 0)
             try put("keep", at: url.appendingPathComponent("old.txt"))
-            let error = #expect(throws: DocumentError.self) { try samplePackage().write(to: url) }
-            guard case .alreadyExists? = error else {
-                Issue.record("expected alreadyExists, got \(String(describing: error))")
-                return
-            }
+            expectDocumentError("alreadyExists") { try samplePackage().write(to: url) }
             #expect(tree(url) == ["old.txt"])
         }
     }
@@ -133,12 +145,8 @@ struct FilePackageTests {
     func writeCleansUp() throws {
         try withTemporaryFolder { folder in
             let url = folder.appendingPathComponent("doc.pkg")
-            SafeSave.injectFailure(at: .write, errno: ENOSPC, after: 1, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) { try samplePackage().write(to: url) }
-            guard case .diskFull? = error else {
-                Issue.record("expected diskFull, got \(String(describing: error))")
-                return
+            try withInjectedFailure(at: .write, errno: ENOSPC, after: 1, forTarget: url) {
+                expectDocumentError("diskFull") { try samplePackage().write(to: url) }
             }
             #expect(listing(folder).isEmpty)
         }
@@ -148,36 +156,23 @@ struct FilePackageTests {
     func readMissingOrNotAFolder() throws {
         try withTemporaryFolder { folder in
             let missing = folder.appendingPathComponent("nope")
-            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: missing) }
-            guard case .fileNotFound(let reported)? = error else {
-                Issue.record("expected fileNotFound, got \(String(describing: error))")
-                return
-            }
-            #expect(reported == missing)
+            let error = expectDocumentError("fileNotFound") { try FilePackage.read(from: missing) }
+            #expect(error?.url == missing)
 
             let file = folder.appendingPathComponent("file")
             try put("x", at: file)
-            let second = #expect(throws: DocumentError.self) { try FilePackage.read(from: file) }
-            guard case .notReadable? = second else {
-                Issue.record("expected notReadable, got \(String(describing: second))")
-                return
-            }
+            expectDocumentError("notReadable") { try FilePackage.read(from: file) }
         }
     }
 
     @Test("read(from:) rejects a symbolic link inside, naming it")
     func readRejectsSymbolicLink() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.pkg")
-            try samplePackage().write(to: url)
+            let url = try writeSamplePackage(in: folder).url
             #expect(symlink("../a.txt", url.appendingPathComponent("images/link").path) == 0)
-            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
-            guard case .unsupportedPackageEntry(let item, let kind)? = error else {
-                Issue.record("expected unsupportedPackageEntry, got \(String(describing: error))")
-                return
-            }
-            #expect(item.lastPathComponent == "link")
-            #expect(kind == "symbolic link")
+            let error = expectDocumentError("unsupportedPackageEntry") { try FilePackage.read(from: url) }
+            #expect(error?.url?.lastPathComponent == "link")
+            #expect(error?.detail == "symbolic link")
             #expect(error?.errorDescription?.contains("only regular files and folders") == true)
         }
     }
@@ -185,15 +180,10 @@ struct FilePackageTests {
     @Test("read(from:) rejects a FIFO inside without blocking on it")
     func readRejectsFIFO() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.pkg")
-            try samplePackage().write(to: url)
+            let url = try writeSamplePackage(in: folder).url
             #expect(mkfifo(url.appendingPathComponent("pipe").path, 0o644) == 0)
-            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
-            guard case .unsupportedPackageEntry(_, let kind)? = error else {
-                Issue.record("expected unsupportedPackageEntry, got \(String(describing: error))")
-                return
-            }
-            #expect(kind.contains("FIFO"))
+            let error = expectDocumentError("unsupportedPackageEntry") { try FilePackage.read(from: url) }
+            #expect(error?.detail?.contains("FIFO") == true)
         }
     }
 
@@ -207,11 +197,7 @@ struct FilePackageTests {
             let fd = open(path, O_CREAT | O_WRONLY, 0o644)
             #expect(fd >= 0)
             close(fd)
-            let error = #expect(throws: DocumentError.self) { try FilePackage.read(from: url) }
-            guard case .invalidPackageEntryName? = error else {
-                Issue.record("expected invalidPackageEntryName, got \(String(describing: error))")
-                return
-            }
+            expectDocumentError("invalidPackageEntryName") { try FilePackage.read(from: url) }
             // The raw-byte removal copes with such names too.
             #expect(POSIX.removeTree(url.path) == nil)
             #expect(listing(folder).isEmpty)
@@ -224,21 +210,13 @@ struct FilePackageTests {
     func packageSaveReplacesWholeFolder() throws {
         try withTemporaryFolder { folder in
             let url = folder.appendingPathComponent("doc.pkg")
-            var old = FilePackage()
-            try old.setFile(Data("old a".utf8), named: "a.txt")
-            try old.setFile(Data("only in old".utf8), named: "old-only.txt")
-            var oldSub = FilePackage()
-            try oldSub.setFile(Data("x".utf8), named: "x.txt")
-            try old.setDirectory(oldSub, named: "sub")
+            let old = try textPackage(["a.txt": "old a", "old-only.txt": "only in old"],
+                                      folders: ["sub": textPackage(["x.txt": "x"])])
             try old.write(to: url)
             #expect(chmod(url.path, 0o750) == 0)
 
-            var new = FilePackage()
-            try new.setFile(Data("new a".utf8), named: "a.txt")
-            try new.setFile(Data("only in new".utf8), named: "new.txt")
-            var newSub = FilePackage()
-            try newSub.setFile(Data("y".utf8), named: "y.txt")
-            try new.setDirectory(newSub, named: "sub")
+            let new = try textPackage(["a.txt": "new a", "new.txt": "only in new"],
+                                      folders: ["sub": textPackage(["y.txt": "y"])])
             var reports: [Int64] = []
             try SafeSave.writePackage(new, to: url, creating: false) { reports.append($0) }
 
@@ -266,18 +244,11 @@ struct FilePackageTests {
     @Test("writePackage with creating onto an existing package fails with alreadyExists and leaves it intact")
     func packageSaveCreatingOntoExisting() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.pkg")
-            let old = try samplePackage()
-            try old.write(to: url)
-            let error = #expect(throws: DocumentError.self) {
+            let (url, old) = try writeSamplePackage(in: folder)
+            expectDocumentError("alreadyExists") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: true)
             }
-            guard case .alreadyExists? = error else {
-                Issue.record("expected alreadyExists, got \(String(describing: error))")
-                return
-            }
-            #expect(try FilePackage.read(from: url) == old)
-            #expect(listing(folder) == ["doc.pkg"])
+            try expectOnlyPackage(old, at: url)
         }
     }
 
@@ -288,8 +259,7 @@ struct FilePackageTests {
             try put("was a file", at: url)
             let package = try samplePackage()
             try SafeSave.writePackage(package, to: url, creating: false)
-            #expect(try FilePackage.read(from: url) == package)
-            #expect(listing(folder) == ["doc.pkg"])
+            try expectOnlyPackage(package, at: url)
         }
     }
 
@@ -302,45 +272,27 @@ struct FilePackageTests {
           arguments: packageFailures)
     func packageSaveFailureKeepsOld(step: SafeSave.FailurePoint, passes: Int) throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.pkg")
-            let old = try samplePackage()
-            try old.write(to: url)
+            let (url, old) = try writeSamplePackage(in: folder)
             var new = FilePackage()
             for index in 0..<6 { try new.setFile(Data("file \(index)".utf8), named: "f\(index).txt") }
-            SafeSave.injectFailure(at: step, errno: EIO, after: passes, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.writePackage(new, to: url, creating: false)
+            let error = try withInjectedFailure(at: step, errno: EIO, after: passes, forTarget: url) {
+                expectDocumentError("saveFailed") { try SafeSave.writePackage(new, to: url, creating: false) }
             }
-            guard case .saveFailed(_, _, let code)? = error else {
-                Issue.record("expected saveFailed, got \(String(describing: error))")
-                return
-            }
-            #expect(code == EIO)
-            #expect(try FilePackage.read(from: url) == old)
-            #expect(listing(folder) == ["doc.pkg"])
+            #expect(error?.errorNumber == EIO)
+            try expectOnlyPackage(old, at: url)
         }
     }
 
     @Test("a failure to flush the folder after the swap: new package in place, old tree removed")
     func packageSaveFlushFailure() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.pkg")
-            try samplePackage().write(to: url)
-            var new = FilePackage()
-            try new.setFile(Data("n".utf8), named: "n.txt")
-            SafeSave.injectFailure(at: .directoryFsync, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.writePackage(new, to: url, creating: false)
+            let url = try writeSamplePackage(in: folder).url
+            let new = try textPackage(["n.txt": "n"])
+            let error = try withInjectedFailure(at: .directoryFsync, forTarget: url) {
+                expectDocumentError("saveFailed") { try SafeSave.writePackage(new, to: url, creating: false) }
             }
-            guard case .saveFailed(_, let reason, _)? = error else {
-                Issue.record("expected saveFailed, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("in place"))
-            #expect(try FilePackage.read(from: url) == new)
-            #expect(listing(folder) == ["doc.pkg"])
+            #expect(error?.detail?.contains("in place") == true)
+            try expectOnlyPackage(new, at: url)
         }
     }
 
@@ -348,12 +300,8 @@ struct FilePackageTests {
     func packageSaveFolderMissing() throws {
         try withTemporaryFolder { folder in
             let url = folder.appendingPathComponent("gone/doc.pkg")
-            let error = #expect(throws: DocumentError.self) {
+            expectDocumentError("folderMissing") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: false)
-            }
-            guard case .folderMissing? = error else {
-                Issue.record("expected folderMissing, got \(String(describing: error))")
-                return
             }
             #expect(listing(folder).isEmpty)
         }
@@ -363,20 +311,11 @@ struct FilePackageTests {
           .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
     func packageSaveDiskFull() throws {
         try TmpfsMount.withMount(size: "64k") { mount in
-            let url = mount.appendingPathComponent("doc.pkg")
-            let old = try samplePackage()
-            try old.write(to: url)
+            let (url, old) = try writeSamplePackage(in: mount)
             var big = FilePackage()
             for index in 0..<4 { try big.setFile(Data(count: 50 * 1024), named: "chunk\(index)") }
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.writePackage(big, to: url, creating: false)
-            }
-            guard case .diskFull? = error else {
-                Issue.record("expected diskFull, got \(String(describing: error))")
-                return
-            }
-            #expect(try FilePackage.read(from: url) == old)
-            #expect(listing(mount) == ["doc.pkg"])
+            expectDocumentError("diskFull") { try SafeSave.writePackage(big, to: url, creating: false) }
+            try expectOnlyPackage(old, at: url)
         }
     }
 
@@ -384,19 +323,12 @@ struct FilePackageTests {
           .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
     func packageSaveReadOnly() throws {
         try TmpfsMount.withMount(size: "64k") { mount in
-            let url = mount.appendingPathComponent("doc.pkg")
-            let old = try samplePackage()
-            try old.write(to: url)
+            let (url, old) = try writeSamplePackage(in: mount)
             try TmpfsMount.remountReadOnly(mount)
-            let error = #expect(throws: DocumentError.self) {
+            expectDocumentError("notWritable") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: false)
             }
-            guard case .notWritable? = error else {
-                Issue.record("expected notWritable, got \(String(describing: error))")
-                return
-            }
-            #expect(try FilePackage.read(from: url) == old)
-            #expect(listing(mount) == ["doc.pkg"])
+            try expectOnlyPackage(old, at: url)
         }
     }
 }

@@ -21,8 +21,7 @@ struct SafeSaveTests {
     @Test("overwriting replaces every byte, writes in 1 MiB chunks and reports cumulative progress")
     func overwritesWithProgress() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("big.bin")
-            try put("old contents that are longer than nothing", at: url)
+            let url = try makeFile("big.bin", containing: "old contents that are longer than nothing", in: folder)
             let size = 2 * SafeSave.chunkSize + 12_345
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
             var reports: [Int64] = []
@@ -36,8 +35,7 @@ struct SafeSaveTests {
     @Test("an empty save leaves an empty file")
     func emptyData() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("empty")
-            try put("not empty", at: url)
+            let url = try makeFile("empty", containing: "not empty", in: folder)
             try SafeSave.write(Data(), to: url, creating: false)
             #expect(try Data(contentsOf: url).isEmpty)
             #expect(listing(folder) == ["empty"])
@@ -48,8 +46,7 @@ struct SafeSaveTests {
           arguments: [0o640, 0o600, 0o755] as [mode_t])
     func permissionsCarriedOver(mode: mode_t) throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.txt")
-            try put("v1", at: url)
+            let url = try makeFile("doc.txt", containing: "v1", in: folder)
             #expect(chmod(url.path, mode) == 0)
             try SafeSave.write(Data("v2".utf8), to: url, creating: false)
             #expect(text(at: url) == "v2")
@@ -61,8 +58,7 @@ struct SafeSaveTests {
           .enabled(if: geteuid() == 0, "changing a file's owner needs root"))
     func ownerCarriedOver() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("owned.txt")
-            try put("v1", at: url)
+            let url = try makeFile("owned.txt", containing: "v1", in: folder)
             #expect(chown(url.path, 4321, 8765) == 0)
             try SafeSave.write(Data("v2".utf8), to: url, creating: false)
             var info = stat()
@@ -109,17 +105,12 @@ struct SafeSaveTests {
     @Test(".forCreating onto an existing file fails with alreadyExists and leaves it untouched")
     func creatingOntoExistingFile() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("taken.txt")
-            try put("keep me", at: url)
+            let url = try makeFile("taken.txt", containing: "keep me", in: folder)
             #expect(chmod(url.path, 0o640) == 0)
-            let error = #expect(throws: DocumentError.self) {
+            let error = expectDocumentError("alreadyExists") {
                 try SafeSave.write(Data("intruder".utf8), to: url, creating: true)
             }
-            guard case .alreadyExists(let reported)? = error else {
-                Issue.record("expected alreadyExists, got \(String(describing: error))")
-                return
-            }
-            #expect(reported == url)
+            #expect(error?.url == url)
             #expect(text(at: url) == "keep me")
             #expect(permissions(url) == 0o640)
             #expect(listing(folder) == ["taken.txt"])
@@ -147,14 +138,10 @@ struct SafeSaveTests {
             #expect(mkdir(gone.path, 0o755) == 0)
             #expect(rmdir(gone.path) == 0)
             let url = gone.appendingPathComponent("doc.txt")
-            let error = #expect(throws: DocumentError.self) {
+            let error = expectDocumentError("folderMissing") {
                 try SafeSave.write(Data("x".utf8), to: url, creating: false)
             }
-            guard case .folderMissing(let reported)? = error else {
-                Issue.record("expected folderMissing, got \(String(describing: error))")
-                return
-            }
-            #expect(reported.standardizedFileURL.path == gone.standardizedFileURL.path)
+            #expect(error?.url?.standardizedFileURL.path == gone.standardizedFileURL.path)
             #expect(listing(folder).isEmpty)
         }
     }
@@ -164,14 +151,10 @@ struct SafeSaveTests {
         try withTemporaryFolder { folder in
             let url = folder.appendingPathComponent("dir")
             #expect(mkdir(url.path, 0o755) == 0)
-            let error = #expect(throws: DocumentError.self) {
+            let error = expectDocumentError("saveFailed") {
                 try SafeSave.write(Data("x".utf8), to: url, creating: false)
             }
-            guard case .saveFailed(_, _, let code)? = error else {
-                Issue.record("expected saveFailed, got \(String(describing: error))")
-                return
-            }
-            #expect(code == EISDIR)
+            #expect(error?.errorNumber == EISDIR)
             #expect(listing(folder) == ["dir"])
         }
     }
@@ -206,8 +189,7 @@ struct SafeSaveTests {
             let target = folder.appendingPathComponent("t")
             try put("new", at: URL(fileURLWithPath: temporary))
             try SafeSave.createByLinking(temporary, to: target.path)
-            #expect(text(at: target) == "new")
-            #expect(listing(folder) == ["t"])
+            expectOnlyFile(target, holding: "new")
 
             try put("second", at: URL(fileURLWithPath: temporary))
             let error = #expect(throws: SystemCallError.self) {
@@ -253,49 +235,37 @@ struct SafeSaveTests {
           arguments: failureSteps)
     func injectedFailureBeforeRename(step: SafeSave.FailurePoint) throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.txt")
-            try put("original", at: url)
+            let url = try makeFile("doc.txt", containing: "original", in: folder)
             #expect(chmod(url.path, 0o640) == 0)
-            SafeSave.injectFailure(at: step, errno: EIO, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) {
+            try withInjectedFailure(at: step, errno: EIO, forTarget: url) {
+                let error = expectDocumentError("saveFailed") {
+                    try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
+                }
+                #expect(error?.url == url)
+                #expect(error?.errorNumber == EIO)
+                #expect(text(at: url) == "original")
+                #expect(permissions(url) == 0o640)
+                #expect(listing(folder) == ["doc.txt"])
+                // The failure fired once: the next save goes through.
                 try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
+                expectOnlyFile(url, holding: "replacement")
             }
-            guard case .saveFailed(let reported, _, let code)? = error else {
-                Issue.record("expected saveFailed, got \(String(describing: error))")
-                return
-            }
-            #expect(reported == url)
-            #expect(code == EIO)
-            #expect(text(at: url) == "original")
-            #expect(permissions(url) == 0o640)
-            #expect(listing(folder) == ["doc.txt"])
-            // The failure fired once: the next save goes through.
-            try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
-            #expect(text(at: url) == "replacement")
-            #expect(listing(folder) == ["doc.txt"])
         }
     }
 
     @Test("a write failing in the middle of a large file leaves the original whole")
     func injectedFailureMidWrite() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.bin")
-            try put("original", at: url)
-            SafeSave.injectFailure(at: .write, errno: ENOSPC, after: 2, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
+            let url = try makeFile("doc.bin", containing: "original", in: folder)
             var reports: [Int64] = []
             let data = Data(count: 4 * SafeSave.chunkSize)
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.write(data, to: url, creating: false) { reports.append($0) }
-            }
-            guard case .diskFull? = error else {
-                Issue.record("expected diskFull, got \(String(describing: error))")
-                return
+            try withInjectedFailure(at: .write, errno: ENOSPC, after: 2, forTarget: url) {
+                expectDocumentError("diskFull") {
+                    try SafeSave.write(data, to: url, creating: false) { reports.append($0) }
+                }
             }
             #expect(reports == [Int64(SafeSave.chunkSize), Int64(2 * SafeSave.chunkSize)])
-            #expect(text(at: url) == "original")
-            #expect(listing(folder) == ["doc.bin"])
+            expectOnlyFile(url, holding: "original")
         }
     }
 
@@ -304,44 +274,26 @@ struct SafeSaveTests {
                       (EACCES, "notWritable"), (EPERM, "notWritable"), (EIO, "saveFailed")] as [(Int32, String)])
     func errnoMapping(code: Int32, expected: String) throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.txt")
-            try put("original", at: url)
-            SafeSave.injectFailure(at: .createTemporary, errno: code, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.write(Data("new".utf8), to: url, creating: false)
+            let url = try makeFile("doc.txt", containing: "original", in: folder)
+            try withInjectedFailure(at: .createTemporary, errno: code, forTarget: url) {
+                expectDocumentError(expected) { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
             }
-            let name: String
-            switch error {
-            case .diskFull?: name = "diskFull"
-            case .notWritable?: name = "notWritable"
-            case .saveFailed?: name = "saveFailed"
-            default: name = String(describing: error)
-            }
-            #expect(name == expected)
-            #expect(text(at: url) == "original")
-            #expect(listing(folder) == ["doc.txt"])
+            expectOnlyFile(url, holding: "original")
         }
     }
 
     @Test("a failure to flush the folder after the rename says the new contents are in place")
     func injectedFailureAfterRename() throws {
         try withTemporaryFolder { folder in
-            let url = folder.appendingPathComponent("doc.txt")
-            try put("original", at: url)
-            SafeSave.injectFailure(at: .directoryFsync, errno: EIO, forTarget: url)
-            defer { SafeSave.removeInjectedFailures(forTarget: url) }
-            let error = #expect(throws: DocumentError.self) {
-                try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
+            let url = try makeFile("doc.txt", containing: "original", in: folder)
+            let error = try withInjectedFailure(at: .directoryFsync, errno: EIO, forTarget: url) {
+                expectDocumentError("saveFailed") {
+                    try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
+                }
             }
-            guard case .saveFailed(_, let reason, let code)? = error else {
-                Issue.record("expected saveFailed, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("in place"))
-            #expect(code == EIO)
-            #expect(text(at: url) == "replacement")
-            #expect(listing(folder) == ["doc.txt"])
+            #expect(error?.detail?.contains("in place") == true)
+            #expect(error?.errorNumber == EIO)
+            expectOnlyFile(url, holding: "replacement")
         }
     }
 
@@ -350,14 +302,14 @@ struct SafeSaveTests {
         try withTemporaryFolder { folder in
             let armed = folder.appendingPathComponent("armed.txt")
             let other = folder.appendingPathComponent("other.txt")
-            SafeSave.injectFailure(at: .write, forTarget: armed)
-            defer { SafeSave.removeInjectedFailures(forTarget: armed) }
-            try SafeSave.write(Data("fine".utf8), to: other, creating: true)
-            #expect(text(at: other) == "fine")
-            #expect(throws: DocumentError.self) {
-                try SafeSave.write(Data("fails".utf8), to: armed, creating: true)
+            try withInjectedFailure(at: .write, forTarget: armed) {
+                try SafeSave.write(Data("fine".utf8), to: other, creating: true)
+                #expect(text(at: other) == "fine")
+                #expect(throws: DocumentError.self) {
+                    try SafeSave.write(Data("fails".utf8), to: armed, creating: true)
+                }
+                #expect(listing(folder) == ["other.txt"])
             }
-            #expect(listing(folder) == ["other.txt"])
         }
     }
 
@@ -367,18 +319,12 @@ struct SafeSaveTests {
           .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
     func diskFullOnTmpfs() throws {
         try TmpfsMount.withMount(size: "64k") { mount in
-            let url = mount.appendingPathComponent("doc.txt")
-            try put("small original", at: url)
-            let error = #expect(throws: DocumentError.self) {
+            let url = try makeFile("doc.txt", containing: "small original", in: mount)
+            let error = expectDocumentError("diskFull") {
                 try SafeSave.write(Data(repeating: 0x41, count: 200 * 1024), to: url, creating: false)
             }
-            guard case .diskFull(let reported)? = error else {
-                Issue.record("expected diskFull, got \(String(describing: error))")
-                return
-            }
-            #expect(reported == url)
-            #expect(text(at: url) == "small original")
-            #expect(listing(mount) == ["doc.txt"])
+            #expect(error?.url == url)
+            expectOnlyFile(url, holding: "small original")
             // The space was given back: a small save still works.
             try SafeSave.write(Data("still works".utf8), to: url, creating: false)
             #expect(text(at: url) == "still works")
@@ -389,19 +335,13 @@ struct SafeSaveTests {
           .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
     func readOnlyOnTmpfs() throws {
         try TmpfsMount.withMount(size: "64k") { mount in
-            let url = mount.appendingPathComponent("doc.txt")
-            try put("read-only original", at: url)
+            let url = try makeFile("doc.txt", containing: "read-only original", in: mount)
             try TmpfsMount.remountReadOnly(mount)
-            let error = #expect(throws: DocumentError.self) {
+            let error = expectDocumentError("notWritable") {
                 try SafeSave.write(Data("new".utf8), to: url, creating: false)
             }
-            guard case .notWritable(let reported)? = error else {
-                Issue.record("expected notWritable, got \(String(describing: error))")
-                return
-            }
-            #expect(reported == url)
-            #expect(text(at: url) == "read-only original")
-            #expect(listing(mount) == ["doc.txt"])
+            #expect(error?.url == url)
+            expectOnlyFile(url, holding: "read-only original")
         }
     }
 

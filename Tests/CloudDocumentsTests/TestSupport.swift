@@ -3,14 +3,20 @@ import Glibc
 import Testing
 @testable import CloudDocuments
 
-/// A fresh folder under the system temp directory, removed (with everything in it) when `body`
-/// returns or throws.
-func withTemporaryFolder<Result>(_ body: (URL) throws -> Result) throws -> Result {
-    var template = Array((NSTemporaryDirectory() + "/clouddocs-test-XXXXXX").utf8CString)
+/// Makes a fresh folder under the system temp directory, named `prefix` and a random suffix.
+func makeTemporaryFolder(prefix: String) throws -> URL {
+    let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(prefix)-XXXXXX").path
+    var template = Array(base.utf8CString)
     guard let made = mkdtemp(&template) else {
         throw DocumentError.saveFailed(URL(fileURLWithPath: NSTemporaryDirectory()), reason: "mkdtemp failed", errno: errno)
     }
-    let url = URL(fileURLWithPath: String(cString: made), isDirectory: true)
+    return URL(fileURLWithPath: String(cString: made), isDirectory: true)
+}
+
+/// A fresh folder under the system temp directory, removed (with everything in it) when `body`
+/// returns or throws.
+func withTemporaryFolder<Result>(_ body: (URL) throws -> Result) throws -> Result {
+    let url = try makeTemporaryFolder(prefix: "clouddocs-test")
     defer { POSIX.removeTree(url.path) }
     return try body(url)
 }
@@ -32,9 +38,33 @@ func put(_ text: String, at url: URL) throws {
     try Data(text.utf8).write(to: url)
 }
 
+/// Writes the file `name` holding `text` into `folder` (without SafeSave) and returns its URL.
+func makeFile(_ name: String, containing text: String, in folder: URL) throws -> URL {
+    let url = folder.appendingPathComponent(name)
+    try put(text, at: url)
+    return url
+}
+
+/// Runs `body` with a save failure injected at `step` for saves to `target` (firing after `passes`
+/// steps that pass), and removes whatever is left of it when `body` returns or throws.
+@discardableResult
+func withInjectedFailure<Result>(at step: SafeSave.FailurePoint, errno code: Int32 = EIO, after passes: Int = 0,
+                                 forTarget target: URL, _ body: () throws -> Result) throws -> Result {
+    SafeSave.injectFailure(at: step, errno: code, after: passes, forTarget: target)
+    defer { SafeSave.removeInjectedFailures(forTarget: target) }
+    return try body()
+}
+
 /// The bytes of a file as text, or nil when it cannot be read.
 func text(at url: URL) -> String? {
     (try? Data(contentsOf: url)).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// Checks that `file` holds `expected` and is the only item in its folder (no temporary file left).
+func expectOnlyFile(_ file: URL, holding expected: String, _ comment: Comment? = nil,
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(text(at: file) == expected, sourceLocation: sourceLocation)
+    #expect(listing(file.deletingLastPathComponent()) == [file.lastPathComponent], comment, sourceLocation: sourceLocation)
 }
 
 /// Mounting a small tmpfs, to get a really full or really read-only file system. Needs root
@@ -42,12 +72,10 @@ func text(at url: URL) -> String? {
 enum TmpfsMount {
     /// Whether mounting works here: tried once, on a scratch folder.
     static let isAvailable: Bool = {
-        var template = Array((NSTemporaryDirectory() + "/clouddocs-mountprobe-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { return false }
-        let path = String(cString: made)
-        defer { rmdir(path) }
-        guard Glibc.mount("tmpfs", path, "tmpfs", 0, "size=16k") == 0 else { return false }
-        _ = umount2(path, Int32(MNT_DETACH))
+        guard let probe = try? makeTemporaryFolder(prefix: "clouddocs-mountprobe") else { return false }
+        defer { rmdir(probe.path) }
+        guard Glibc.mount("tmpfs", probe.path, "tmpfs", 0, "size=16k") == 0 else { return false }
+        _ = umount2(probe.path, Int32(MNT_DETACH))
         return true
     }()
 
@@ -59,17 +87,35 @@ enum TmpfsMount {
     /// unmounts (lazily, so a stray open descriptor cannot keep it) and removes the folder.
     static func withMount<Result>(size: String, _ body: (URL) throws -> Result) throws -> Result {
         try withTemporaryFolder { outer in
-            let point = outer.appendingPathComponent("mnt", isDirectory: true)
-            guard mkdir(point.path, 0o755) == 0 else {
-                throw DocumentError.saveFailed(point, reason: "mkdir failed", errno: errno)
-            }
-            guard Glibc.mount("tmpfs", point.path, "tmpfs", 0, "size=\(size),mode=0755") == 0 else {
-                throw DocumentError.saveFailed(point, reason: "mount failed", errno: errno)
-            }
-            defer { _ = umount2(point.path, Int32(MNT_DETACH)) }
+            let point = try mount(size: size, inside: outer)
+            defer { unmount(point) }
             return try body(point)
         }
     }
+
+    /// The same for async tests.
+    static func withMount<Result>(size: String, _ body: (URL) async throws -> Result) async throws -> Result {
+        try await withDocumentFolder { outer in
+            let point = try mount(size: size, inside: outer)
+            defer { unmount(point) }
+            return try await body(point)
+        }
+    }
+
+    /// Mounts a tmpfs of `size` on a new folder "mnt" in `outer` and returns that folder.
+    private static func mount(size: String, inside outer: URL) throws -> URL {
+        let point = outer.appendingPathComponent("mnt", isDirectory: true)
+        guard mkdir(point.path, 0o755) == 0 else {
+            throw DocumentError.saveFailed(point, reason: "mkdir failed", errno: errno)
+        }
+        guard Glibc.mount("tmpfs", point.path, "tmpfs", 0, "size=\(size),mode=0755") == 0 else {
+            throw DocumentError.saveFailed(point, reason: "mount failed", errno: errno)
+        }
+        return point
+    }
+
+    /// Unmounts lazily, so a stray open descriptor cannot keep the mount.
+    private static func unmount(_ point: URL) { _ = umount2(point.path, Int32(MNT_DETACH)) }
 
     /// Makes a mounted tmpfs read-only.
     static func remountReadOnly(_ point: URL) throws {

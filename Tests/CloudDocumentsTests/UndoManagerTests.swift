@@ -7,8 +7,10 @@ import Testing
 private final class ChangeLog: Sendable {
     private let kinds = Locked<[ChangeKind]>([])
     var all: [ChangeKind] { kinds.withLock { $0 } }
-    func attach(to manager: DocumentUndoManager) {
-        manager.onChange = { [self] kind in kinds.withLock { $0.append(kind) } }
+
+    /// Starts logging the changes `manager` reports.
+    init(watching manager: DocumentUndoManager) {
+        manager.onChange = { [kinds] kind in kinds.withLock { $0.append(kind) } }
     }
 }
 
@@ -32,14 +34,17 @@ private final class Model {
     }
 }
 
+/// A fresh undo manager with a change log attached and a model that registers on it.
+private func loggedModel() -> (manager: DocumentUndoManager, log: ChangeLog, model: Model) {
+    let manager = DocumentUndoManager()
+    return (manager, ChangeLog(watching: manager), Model(manager))
+}
+
 @Suite("DocumentUndoManager: Apple's UndoManager semantics")
 struct UndoManagerTests {
     @Test("a registration outside a group is its own group; undo and redo replay inverses")
     func singleActions() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
-        let model = Model(manager)
+        let (manager, log, model) = loggedModel()
         #expect(!manager.canUndo)
         model.set(1)
         model.set(2)
@@ -63,10 +68,7 @@ struct UndoManagerTests {
 
     @Test("an explicit group is undone in one step, its actions in reverse order")
     func grouping() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
-        let model = Model(manager)
+        let (manager, log, model) = loggedModel()
         manager.beginUndoGrouping()
         #expect(manager.groupingLevel == 1)
         model.set(1)
@@ -86,10 +88,7 @@ struct UndoManagerTests {
 
     @Test("nested groups form one group, reported once when the outermost one ends")
     func nestedGrouping() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
-        let model = Model(manager)
+        let (manager, log, model) = loggedModel()
         manager.beginUndoGrouping()
         model.set(1)
         manager.beginUndoGrouping()
@@ -112,9 +111,7 @@ struct UndoManagerTests {
 
     @Test("an empty group is dropped and not reported; endUndoGrouping without a group is ignored")
     func emptyGroups() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
+        let (manager, log, _) = loggedModel()
         manager.beginUndoGrouping()
         manager.endUndoGrouping()
         manager.endUndoGrouping()
@@ -168,10 +165,7 @@ struct UndoManagerTests {
 
     @Test("the change callbacks come in exact order, including undo with an open group and clearing")
     func callbackOrder() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
-        let model = Model(manager)
+        let (manager, log, model) = loggedModel()
         model.set(1)                 // .done
         manager.beginUndoGrouping()
         model.set(2)
@@ -217,10 +211,7 @@ struct UndoManagerTests {
 
     @Test("disabled registration is ignored, and disabling nests")
     func disabling() {
-        let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
-        let model = Model(manager)
+        let (manager, log, model) = loggedModel()
         manager.disableUndoRegistration()
         manager.disableUndoRegistration()
         model.set(1)
@@ -264,8 +255,7 @@ struct UndoManagerTests {
     @Test("a deallocated target's action is skipped; the undo is still reported")
     func weakTargets() {
         let manager = DocumentUndoManager()
-        let log = ChangeLog()
-        log.attach(to: manager)
+        let log = ChangeLog(watching: manager)
         var model: Model? = Model(manager)
         model?.set(1)
         model = nil

@@ -15,6 +15,13 @@ private enum ImageFixtures {
         return destination
     }
 
+    /// Copies the PNG fixture `name` into `folder` and opens an ImageDocument on the copy.
+    static func openCopy(of name: String, in folder: URL) async throws -> ImageDocument {
+        let document = ImageDocument(fileURL: try copy(name, "png", to: folder))
+        try await document.open()
+        return document
+    }
+
     /// The reference pixels ImageMagick decoded from a fixture (`.rgba`, RGBA8).
     static func pixels(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: try url(name, "rgba")))
@@ -32,14 +39,21 @@ private enum ImageFixtures {
     }
 }
 
+/// Closes `document`, then checks that a fresh document on its file shows `expected`.
+private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: RGBAImage,
+                                    sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    try await document.close()
+    try await withReopened(ImageDocument.init(fileURL:), at: document.fileURL) { reopened in
+        #expect(reopened.image == expected, sourceLocation: sourceLocation)
+    }
+}
+
 @Suite("ImageDocument: PNG, PPM and PGM documents", .timeLimit(.minutes(1)))
 struct ImageDocumentTests {
     @Test("opens a PNG written by another encoder (libpng) with the reference pixels")
     func opensForeignPNG() async throws {
         try await withExampleFolder { folder in
-            let url = try ImageFixtures.copy("rgba8", "png", to: folder)
-            let document = ImageDocument(fileURL: url)
-            try await document.open()
+            let document = try await ImageFixtures.openCopy(of: "rgba8", in: folder)
             #expect(document.image.width == 37)
             #expect(document.image.height == 29)
             #expect(document.image.pixels == (try ImageFixtures.pixels("rgba8")))
@@ -57,20 +71,14 @@ struct ImageDocumentTests {
             let document = ImageDocument(fileURL: url, image: image)
             try await document.save(to: url, for: .forCreating)
             #expect(ImageFormat(magicBytes: try Data(contentsOf: url)) == .png)
-            try await document.close()
-            let reopened = ImageDocument(fileURL: url)
-            try await reopened.open()
-            #expect(reopened.image == image)
-            try await reopened.close()
+            try await closeAndExpectReopened(document, toShow: image)
         }
     }
 
     @Test("saving to a .ppm or .pgm URL converts; the document then lives there")
     func convertsByExtension() async throws {
         try await withExampleFolder { folder in
-            let url = try ImageFixtures.copy("rgb8", "png", to: folder)
-            let document = ImageDocument(fileURL: url)
-            try await document.open()
+            let document = try await ImageFixtures.openCopy(of: "rgb8", in: folder)
             let original = document.image
             let ppm = folder.appendingPathComponent("rgb8.ppm")
             try await document.save(to: ppm, for: .forCreating)
@@ -82,16 +90,14 @@ struct ImageDocumentTests {
             #expect(try Data(contentsOf: pgm).prefix(2) == Data("P5".utf8))
             try await document.close()
 
-            let fromPPM = ImageDocument(fileURL: ppm)
-            try await fromPPM.open()
-            #expect(fromPPM.image == original, "an opaque image survives PPM exactly")
-            try await fromPPM.close()
-            let fromPGM = ImageDocument(fileURL: pgm)
-            try await fromPGM.open()
-            #expect(fromPGM.image.width == original.width)
-            let first = fromPGM.image.pixels.prefix(4)
-            #expect(first[0] == first[1] && first[1] == first[2], "gray")
-            try await fromPGM.close()
+            try await withReopened(ImageDocument.init(fileURL:), at: ppm) { fromPPM in
+                #expect(fromPPM.image == original, "an opaque image survives PPM exactly")
+            }
+            try await withReopened(ImageDocument.init(fileURL:), at: pgm) { fromPGM in
+                #expect(fromPGM.image.width == original.width)
+                let first = fromPGM.image.pixels.prefix(4)
+                #expect(first[0] == first[1] && first[1] == first[2], "gray")
+            }
         }
     }
 
@@ -111,15 +117,7 @@ struct ImageDocumentTests {
                 let url = folder.appendingPathComponent(name)
                 try bytes.write(to: url)
                 let document = ImageDocument(fileURL: url)
-                do {
-                    try await document.open()
-                    Issue.record("\(name) opened")
-                } catch let error as DocumentError {
-                    guard case .couldNotLoad(_, let underlying) = error,
-                          case .contentsInvalid(let why)? = underlying as? DocumentError else {
-                        Issue.record("\(name): got \(error)")
-                        continue
-                    }
+                if let why = await expectContentsInvalid(opening: document, "\(name)")?.why {
                     #expect(why.contains("is not a readable image"), "\(name): \(why)")
                     #expect(why.count > "is not a readable image".count + 20, "\(name): carries the codec's message")
                 }
@@ -132,9 +130,7 @@ struct ImageDocumentTests {
     @Test("setting the image is undoable and drives the change count")
     func undoableImage() async throws {
         try await withExampleFolder { folder in
-            let url = try ImageFixtures.copy("gray8", "png", to: folder)
-            let document = ImageDocument(fileURL: url)
-            try await document.open()
+            let document = try await ImageFixtures.openCopy(of: "gray8", in: folder)
             let original = document.image
             var inverted = original
             for index in inverted.pixels.indices where index % 4 != 3 { inverted.pixels[index] = 255 - inverted.pixels[index] }
@@ -146,27 +142,23 @@ struct ImageDocumentTests {
             #expect(!document.hasUnsavedChanges)
             document.undoManager.redo()
             #expect(document.image == inverted)
-            try await document.close()
-            let reopened = ImageDocument(fileURL: url)
-            try await reopened.open()
-            #expect(reopened.image == inverted)
-            try await reopened.close()
+            try await closeAndExpectReopened(document, toShow: inverted)
         }
     }
 
     @Test("saving to an extension no codec writes fails with unsupportedFileType and savingError")
     func unsupportedExtension() async throws {
         try await withExampleFolder { folder in
-            let url = try ImageFixtures.copy("rgb8", "png", to: folder)
-            let document = ImageDocument(fileURL: url)
-            try await document.open()
+            let document = try await ImageFixtures.openCopy(of: "rgb8", in: folder)
+            let url = document.fileURL
             let target = folder.appendingPathComponent("rgb8.gif")
-            do {
+            let error = await #expect(throws: DocumentError.self, "saved as GIF") {
                 try await document.save(to: target, for: .forCreating)
-                Issue.record("saved as GIF")
-            } catch let error as DocumentError {
-                guard case .unsupportedFileType(let type) = error else { Issue.record("got \(error)"); return }
+            }
+            if case .unsupportedFileType(let type)? = error {
                 #expect(type == "com.compuserve.gif")
+            } else if let error {
+                Issue.record("got \(error)")
             }
             #expect(document.documentState == .savingError)
             #expect(!FileManager.default.fileExists(atPath: target.path))

@@ -1,18 +1,14 @@
 import Foundation
-import Glibc
 import Testing
 @testable import ExampleDocuments
 
-/// A fresh temporary folder, removed afterwards.
-func withExampleFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
-    let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("clouddocs-example-XXXXXX").path
-    var template = Array(base.utf8CString)
-    guard let made = mkdtemp(&template) else {
-        throw DocumentError.saveFailed(URL(fileURLWithPath: base), reason: "mkdtemp failed", errno: errno)
-    }
-    let url = URL(fileURLWithPath: String(cString: made), isDirectory: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
+/// Writes `bytes` as the file `name` in `folder` and opens a TextDocument on it.
+private func openTextFile(_ name: String, holding bytes: Data, in folder: URL) async throws -> (URL, TextDocument) {
+    let url = folder.appendingPathComponent(name)
+    try bytes.write(to: url)
+    let document = TextDocument(fileURL: url)
+    try await document.open()
+    return (url, document)
 }
 
 @Suite("TextDocument: UTF-8 text, line endings, BOM, undo", .timeLimit(.minutes(1)))
@@ -29,23 +25,19 @@ struct TextDocumentTests {
             #expect(document.documentState == .normal)
             try await document.close()
 
-            let reopened = TextDocument(fileURL: url)
-            try await reopened.open()
-            #expect(reopened.text == text)
-            #expect(!reopened.hasByteOrderMark)
-            #expect(!reopened.hasUnsavedChanges)
-            try await reopened.close()
+            try await withReopened(TextDocument.init(fileURL:), at: url) { reopened in
+                #expect(reopened.text == text)
+                #expect(!reopened.hasByteOrderMark)
+                #expect(!reopened.hasUnsavedChanges)
+            }
         }
     }
 
     @Test("line endings are kept byte for byte: CRLF stays CRLF, mixed endings stay mixed")
     func lineEndings() async throws {
         try await withExampleFolder { folder in
-            let url = folder.appendingPathComponent("windows.txt")
             let original = Data("first\r\nsecond\r\nunix\nold mac\rlast".utf8)
-            try original.write(to: url)
-            let document = TextDocument(fileURL: url)
-            try await document.open()
+            let (url, document) = try await openTextFile("windows.txt", holding: original, in: folder)
             #expect(document.text == "first\r\nsecond\r\nunix\nold mac\rlast")
             try await document.save(to: url, for: .forOverwriting)
             #expect(try Data(contentsOf: url) == original, "an unedited save writes the same bytes")
@@ -58,10 +50,8 @@ struct TextDocumentTests {
     @Test("a leading UTF-8 byte-order mark is not part of the text and is written back")
     func byteOrderMark() async throws {
         try await withExampleFolder { folder in
-            let url = folder.appendingPathComponent("bom.txt")
-            try Data([0xEF, 0xBB, 0xBF] + Array("with mark".utf8)).write(to: url)
-            let document = TextDocument(fileURL: url)
-            try await document.open()
+            let marked = Data([0xEF, 0xBB, 0xBF] + Array("with mark".utf8))
+            let (url, document) = try await openTextFile("bom.txt", holding: marked, in: folder)
             #expect(document.text == "with mark")
             #expect(document.hasByteOrderMark)
             document.text = "still with mark"
@@ -77,20 +67,11 @@ struct TextDocumentTests {
             let bytes = Data([0x63, 0x61, 0x66, 0xE9, 0x20, 0x6F, 0x6B])  // "café ok" in Latin-1
             try bytes.write(to: url)
             let document = TextDocument(fileURL: url)
-            do {
-                try await document.open()
-                Issue.record("open succeeded")
-            } catch let error as DocumentError {
-                guard case .couldNotLoad(let reported, let underlying) = error else { Issue.record("got \(error)"); return }
-                #expect(reported == url)
-                guard case .contentsInvalid(let why)? = underlying as? DocumentError else {
-                    Issue.record("underlying: \(underlying)")
-                    return
-                }
-                #expect(why.contains("is not valid UTF-8 text"))
-                #expect(why.contains("0xE9 at offset 3"))
-                #expect(error.localizedDescription.contains("latin1.txt"))
-            }
+            let refusal = await expectContentsInvalid(opening: document)
+            #expect(refusal?.file == url)
+            #expect(refusal?.why.contains("is not valid UTF-8 text") == true)
+            #expect(refusal?.why.contains("0xE9 at offset 3") == true)
+            #expect(refusal?.error.localizedDescription.contains("latin1.txt") == true)
             #expect(document.documentState == .closed)
             #expect(try Data(contentsOf: url) == bytes)
             #expect(!Coordinator.filePresenters.contains { $0 === document })
@@ -111,10 +92,7 @@ struct TextDocumentTests {
     @Test("setting text, append and replace are undoable and drive the change count")
     func undoRedo() async throws {
         try await withExampleFolder { folder in
-            let url = folder.appendingPathComponent("undo.txt")
-            try Data("one two one".utf8).write(to: url)
-            let document = TextDocument(fileURL: url)
-            try await document.open()
+            let (url, document) = try await openTextFile("undo.txt", holding: Data("one two one".utf8), in: folder)
             let undo = document.undoManager
 
             document.text = "one two one"  // the same text: no change

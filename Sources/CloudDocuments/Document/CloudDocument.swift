@@ -246,7 +246,12 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     }
 
     private func wire(_ manager: DocumentUndoManager) {
-        manager.onChange = { [weak self] kind in self?.updateChangeCount(kind) }
+        manager.onChange = { [weak self] kind in
+            // Forgetting the undo history (`removeAllActions()` reports `.cleared`) saves
+            // nothing: the document keeps its unsaved changes, so `close()` still saves them.
+            guard kind != .cleared else { return }
+            self?.updateChangeCount(kind)
+        }
     }
 
     /// How often unsaved changes are saved automatically while the document is open; `nil` (the

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import CloudDocuments
+
+/// Records every `stateChangedNotification` of one document, and the queue it arrived on.
+final class StateRecorder: @unchecked Sendable {
+    // @unchecked: `token` is written once in init and read in deinit; the log is Sendable.
+    private final class Log: Sendable {
+        let states = Locked<[DocumentState]>([])
+        let allOnDocumentQueue = Locked(true)
+    }
+    private let log = Log()
+    private var token: (any NSObjectProtocol)?
+
+    init(_ document: CloudDocument) {
+        let queue = document.presentedItemOperationQueue
+        let log = self.log
+        token = NotificationCenter.default.addObserver(
+            forName: CloudDocument.stateChangedNotification, object: document, queue: nil
+        ) { note in
+            let state = note.userInfo?[CloudDocument.stateUserInfoKey] as? DocumentState
+            let onQueue = OperationQueue.current === queue
+            log.allOnDocumentQueue.withLock { $0 = $0 && onQueue }
+            log.states.withLock { $0.append(state ?? DocumentState(rawValue: 1 << 30)) }
+        }
+    }
+
+    deinit {
+        if let token { NotificationCenter.default.removeObserver(token) }
+    }
+
+    var recorded: [DocumentState] { log.states.withLock { $0 } }
+    var postedOnDocumentQueue: Bool { log.allOnDocumentQueue.withLock { $0 } }
+    func reset() { log.states.withLock { $0.removeAll() } }
+}
+
+/// Starts recording `document`'s state changes, then opens it: the record starts with the
+/// open's `.normal`.
+func openRecordingStates(_ document: CloudDocument) async throws -> StateRecorder {
+    let recorder = StateRecorder(document)
+    try await document.open()
+    return recorder
+}
+
+/// Takes items from a state stream.
+struct StateStream {
+    var iterator: AsyncStream<DocumentState>.Iterator
+
+    init(_ document: CloudDocument) {
+        iterator = document.stateChanges.makeAsyncIterator()
+    }
+
+    /// The next `count` states (they are buffered, so this returns at once when they were
+    /// announced already).
+    mutating func next(_ count: Int) async -> [DocumentState] {
+        var result: [DocumentState] = []
+        while result.count < count, let state = await iterator.next() { result.append(state) }
+        return result
+    }
+
+    /// States up to and including the first one matching `predicate`.
+    mutating func until(_ predicate: (DocumentState) -> Bool) async -> [DocumentState] {
+        var result: [DocumentState] = []
+        while let state = await iterator.next() {
+            result.append(state)
+            if predicate(state) { break }
+        }
+        return result
+    }
+}
+
+/// Runs blocking work (a synchronous coordinated access) on a thread of its own, keeping Swift's
+/// cooperative threads (and libdispatch's global pool, which grows slowly) free.
+func onBackgroundThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue(label: "test.blocking").async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Waits until the document queue has run everything queued on it so far (presenter messages
+/// included).
+func drainDocumentQueue(_ document: CloudDocument) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        document.presentedItemOperationQueue.addOperation { continuation.resume() }
+    }
+}
+
+/// The file's bytes, or nil.
+func bytes(at url: URL) -> Data? { try? Data(contentsOf: url) }
+
+/// Checks what a save leaves: the file at `url` holds `expected` and `document` has no unsaved
+/// changes.
+func expectSaved(_ document: CloudDocument, at url: URL, holding expected: String,
+                 sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(text(at: url) == expected, sourceLocation: sourceLocation)
+    #expect(!document.hasUnsavedChanges, sourceLocation: sourceLocation)
+}
+
+/// Whether `document` is currently a registered presenter.
+func isRegistered(_ document: CloudDocument) -> Bool {
+    Coordinator.filePresenters.contains { $0 === document }
+}
+
+/// A fresh temporary folder for async tests, removed afterwards.
+func withDocumentFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+    let url = try makeTemporaryFolder(prefix: "clouddocs-doc")
+    defer { POSIX.removeTree(url.path) }
+    return try await body(url)
+}
+
+/// A fresh temporary folder holding the file `name` with `contents` (no file when nil), and a
+/// NoteDocument for that file, still closed. `body` gets the folder, the file and the document.
+func withNote<Result>(
+    named name: String = "note.txt", containing contents: String?,
+    _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
+) async throws -> Result {
+    try await withDocumentFolder { folder in
+        let url = folder.appendingPathComponent(name)
+        if let contents { try put(contents, at: url) }
+        return try await body(folder, url, NoteDocument(fileURL: url))
+    }
+}
+
+/// The same with the document opened before `body` runs.
+func withOpenNote<Result>(
+    named name: String = "note.txt", containing contents: String,
+    _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
+) async throws -> Result {
+    try await withNote(named: name, containing: contents) { folder, url, document in
+        try await document.open()
+        return try await body(folder, url, document)
+    }
+}
+
+/// Writes `text` to `url` through a coordinator of its own, as another part of the app would.
+func coordinatedPut(_ text: String, at url: URL) async throws {
+    try await onBackgroundThread {
+        try Coordinator().coordinate(writingItemAt: url) { url in try put(text, at: url) }
+    }
+}
+
+/// Reads the text at `url` through a coordinator of its own, as another part of the app would.
+func coordinatedText(at url: URL) async throws -> String? {
+    try await onBackgroundThread {
+        try Coordinator().coordinate(readingItemAt: url) { url in text(at: url) }
+    }
+}
+
+/// Registers a save observer and returns a stream of save outcomes.
+func saveOutcomes(_ document: CloudDocument) -> AsyncStream<Bool> {
+    let (stream, continuation) = AsyncStream.makeStream(of: Bool.self)
+    document.saveObserver = { outcome in
+        if case .success = outcome { continuation.yield(true) } else { continuation.yield(false) }
+    }
+    return stream
+}

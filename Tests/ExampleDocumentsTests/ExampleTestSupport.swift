@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+import Testing
+@testable import ExampleDocuments
+
+/// A fresh temporary folder, removed afterwards.
+func withExampleFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+    let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("clouddocs-example-XXXXXX").path
+    var template = Array(base.utf8CString)
+    guard let made = mkdtemp(&template) else {
+        throw DocumentError.saveFailed(URL(fileURLWithPath: base), reason: "mkdtemp failed", errno: errno)
+    }
+    let url = URL(fileURLWithPath: String(cString: made), isDirectory: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+/// Opens a fresh document (made by `make`) on the file at `url`, runs `body` with it, closes it.
+func withReopened<Document: CloudDocument>(
+    _ make: (URL) -> Document, at url: URL, _ body: (Document) throws -> Void
+) async throws {
+    let document = make(url)
+    try await document.open()
+    try body(document)
+    try await document.close()
+}
+
+/// Why opening a document was refused with couldNotLoad wrapping contentsInvalid.
+struct ContentsRefusal {
+    let error: DocumentError
+    /// The file couldNotLoad names.
+    let file: URL
+    /// What contentsInvalid says.
+    let why: String
+}
+
+/// Opens `document` expecting couldNotLoad wrapping contentsInvalid; records an issue (and returns
+/// nil) when the open succeeds or fails otherwise.
+func expectContentsInvalid(opening document: CloudDocument, _ comment: Comment? = nil,
+                           sourceLocation: SourceLocation = #_sourceLocation) async -> ContentsRefusal? {
+    let error = await #expect(throws: DocumentError.self, comment, sourceLocation: sourceLocation) {
+        try await document.open()
+    }
+    guard let error else { return nil }
+    guard case .couldNotLoad(let file, let underlying) = error,
+          case .contentsInvalid(let why)? = underlying as? DocumentError else {
+        Issue.record("\(comment.map { "\($0): " } ?? "")got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+    return ContentsRefusal(error: error, file: file, why: why)
+}
