@@ -7,9 +7,7 @@ struct ChangeMonitorTests {
     @Test func anUncoordinatedWriteReachesThePresenter() throws {
         let scratch = try Scratch()
         let file = scratch.file("watched.txt", contents: "old")
-        let presenter = RecordingPresenter(file)
-        let changed = Signal()
-        presenter.changed.withLock { $0 = changed }
+        let (presenter, changed) = RecordingPresenter.signallingChanges(file)
         try withPresenters([presenter]) {
             try "new contents".write(to: file, atomically: true, encoding: .utf8)  // replaced by rename
             #expect(changed.wait(), "the presenter was told")
@@ -20,9 +18,7 @@ struct ChangeMonitorTests {
     @Test func aCoordinatedWriteInAnotherProcessReachesThePresenter() throws {
         let scratch = try Scratch()
         let counter = scratch.file("counter.txt", contents: "41")
-        let presenter = RecordingPresenter(counter)
-        let changed = Signal()
-        presenter.changed.withLock { $0 = changed }
+        let (presenter, changed) = RecordingPresenter.signallingChanges(counter)
         try withPresenters([presenter]) {
             let child = try ChildProcess(["increment", counter.path, "1"])
             #expect(child.expect("DONE") == "DONE")
@@ -36,9 +32,7 @@ struct ChangeMonitorTests {
         let scratch = try Scratch()
         let file = scratch.file("once.txt", contents: "a")
         let presenter = RecordingPresenter(file)
-        let probe = RecordingPresenter(scratch.file("probe.txt", contents: "p"))
-        let probed = Signal()
-        probe.changed.withLock { $0 = probed }
+        let (probe, probed) = RecordingPresenter.signallingChanges(scratch.file("probe.txt", contents: "p"))
         try withPresenters([presenter, probe]) {
             try Coordinator().coordinate(writingItemAt: file) { url in
                 try "b".write(to: url, atomically: false, encoding: .utf8)

@@ -82,18 +82,10 @@ struct LockingRulesTests {
     @Test func samePurposeNeverBlocks() throws {
         let scratch = try Scratch()
         let file = scratch.file("purpose.txt", contents: "x")
-        let first = Coordinator()
-        first.purposeIdentifier = "com.example.sync"
-        let writer = Holder.writing(file, coordinator: first)
-        #expect(!fails(with: "timedOut") {
-            try impatient(purpose: "com.example.sync").coordinate(writingItemAt: file) { _ in }
-        })
-        #expect(!fails(with: "timedOut") {
-            try impatient(purpose: "com.example.sync").coordinate(readingItemAt: file) { _ in }
-        })
-        #expect(fails(with: "timedOut") {
-            try impatient(purpose: "com.example.other").coordinate(readingItemAt: file) { _ in }
-        })
+        let writer = Holder.writing(file, coordinator: coordinator(purpose: "com.example.sync"))
+        #expect(!writeIsBlocked(file, purpose: "com.example.sync"))
+        #expect(!readIsBlocked(file, purpose: "com.example.sync"))
+        #expect(readIsBlocked(file, purpose: "com.example.other"))
         #expect(readIsBlocked(file))
         writer.release()
     }
@@ -101,9 +93,7 @@ struct LockingRulesTests {
     @Test func groupReadersExcludePlainWritersAndShareWithPlainReaders() throws {
         let scratch = try Scratch()
         let file = scratch.file("group.txt", contents: "x")
-        let groupReader = Coordinator()
-        groupReader.purposeIdentifier = "com.example.reader"
-        let reader = Holder.reading(file, coordinator: groupReader)
+        let reader = Holder.reading(file, coordinator: coordinator(purpose: "com.example.reader"))
         #expect(writeIsBlocked(file))
         #expect(!readIsBlocked(file))
         reader.release()

@@ -63,6 +63,14 @@ final class RecordingPresenter: FilePresenter, Sendable {
     /// Fired after each `presentedItemDidChange`.
     let changed = Locked<Signal?>(nil)
 
+    /// A presenter of `url` and the signal fired when it is told the item changed.
+    static func signallingChanges(_ url: URL) -> (RecordingPresenter, Signal) {
+        let presenter = RecordingPresenter(url)
+        let signal = Signal()
+        presenter.changed.withLock { $0 = signal }
+        return (presenter, signal)
+    }
+
     func presentedItemDidChange() {
         record("didChange")
         changed.withLock { $0 }?.fire()

@@ -127,12 +127,19 @@ func impatient(_ milliseconds: Int = 150, purpose: String? = nil) -> Coordinator
     return coordinator
 }
 
-/// True when a read of `url` would have to wait (it times out).
-func readIsBlocked(_ url: URL, options: Coordinator.ReadingOptions = []) -> Bool {
-    fails(with: "timedOut") { try impatient().coordinate(readingItemAt: url, options: options) { _ in } }
+/// True when a read of `url` (by a coordinator with `purpose`, if given) would have to wait.
+func readIsBlocked(_ url: URL, options: Coordinator.ReadingOptions = [], purpose: String? = nil) -> Bool {
+    fails(with: "timedOut") { try impatient(purpose: purpose).coordinate(readingItemAt: url, options: options) { _ in } }
 }
 
-/// True when a write of `url` would have to wait (it times out).
-func writeIsBlocked(_ url: URL, options: Coordinator.WritingOptions = []) -> Bool {
-    fails(with: "timedOut") { try impatient().coordinate(writingItemAt: url, options: options) { _ in } }
+/// True when a write of `url` (by a coordinator with `purpose`, if given) would have to wait.
+func writeIsBlocked(_ url: URL, options: Coordinator.WritingOptions = [], purpose: String? = nil) -> Bool {
+    fails(with: "timedOut") { try impatient(purpose: purpose).coordinate(writingItemAt: url, options: options) { _ in } }
+}
+
+/// A coordinator with the given purpose identifier.
+func coordinator(purpose: String) -> Coordinator {
+    let coordinator = Coordinator()
+    coordinator.purposeIdentifier = purpose
+    return coordinator
 }
