@@ -176,9 +176,10 @@ extension CloudDocument {
                 let reporter = progressReporter(for: snapshot.progress)
                 try SafeSave.write(snapshot.contents, to: target, for: operation, progress: reporter)
                 let identity = DiskIdentity.of(target)
-                // On the document queue, after the announcement of progressAvailable: an
-                // observer of that announcement still finds the progress published.
-                let (oldURL, becameOpen) = onDocumentQueue { update { storage -> (URL, Bool) in
+                // With progress: on the document queue, after the announcement of
+                // progressAvailable, so an observer of that announcement still finds the progress
+                // published. Without: at once.
+                let (oldURL, becameOpen) = onDocumentQueueIf(snapshot.progress != nil) { update { storage -> (URL, Bool) in
                     let oldURL = storage.fileURL
                     storage.fileURL = target
                     storage.changes.markSaved(snapshot.token)
