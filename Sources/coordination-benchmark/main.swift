@@ -14,9 +14,13 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--profile-write
     let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cd-profile.bin")
     _ = FileManager.default.createFile(atPath: url.path, contents: Data())
     let coordinator = Coordinator()
-    let read = CommandLine.arguments.count > 2
+    let mode = CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : "write"
     for _ in 0..<20_000 {
-        if read { try coordinator.coordinate(readingItemAt: url) { _ in } } else { try coordinator.coordinate(writingItemAt: url) { _ in } }
+        switch mode {
+        case "read": try coordinator.coordinate(readingItemAt: url) { _ in }
+        case "fresh-read": try Coordinator().coordinate(readingItemAt: url) { _ in }
+        default: try coordinator.coordinate(writingItemAt: url) { _ in }
+        }
     }
     exit(0)
 }

@@ -27,14 +27,14 @@ extension Coordinator {
         let accesses = ResolvedAccess.resolve(intents)
         let reacquirers = try messenger.prepare(accesses)
         let prepared = messenger.concernedPresenters(accesses).map(ObjectIdentifier.init)
-        batchPrepared.withLock { counts in for id in prepared { counts[id, default: 0] += 1 } }
+        settings.withLock { settings in for id in prepared { settings.batchPrepared[id, default: 0] += 1 } }
         let once = AnswerOnce()
         let completion: @Sendable () -> Void = { [self] in
             guard once.first() else { return }
-            batchPrepared.withLock { counts in
+            settings.withLock { settings in
                 for id in prepared {
-                    counts[id, default: 1] -= 1
-                    if counts[id] == 0 { counts.removeValue(forKey: id) }
+                    settings.batchPrepared[id, default: 1] -= 1
+                    if settings.batchPrepared[id] == 0 { settings.batchPrepared.removeValue(forKey: id) }
                 }
             }
             PresenterMessenger.run(reacquirers)

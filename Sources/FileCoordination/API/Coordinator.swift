@@ -26,17 +26,21 @@ public final class Coordinator: Sendable {
     let filePresenter: (any FilePresenter)?
     let owner = LockOwner()
     let cancellation = CancellationToken()
-    private let settings: Locked<(purpose: String?, timeout: Duration?)>
-    /// Presenters prepared by a running `prepare(forReadingItemsAt:…)` batch (with a count of
-    /// batches): this coordinator's own coordinations do not message them again.
-    let batchPrepared = Locked<[ObjectIdentifier: Int]>([:])
+    /// The mutable settings, and the presenters prepared by a running
+    /// `prepare(forReadingItemsAt:…)` batch (with a count of batches): this coordinator's own
+    /// coordinations do not message those again.
+    struct Settings {
+        var purpose: String?
+        var timeout: Duration?
+        var batchPrepared: [ObjectIdentifier: Int] = [:]
+    }
+    let settings = Locked(Settings())
 
     /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
     /// about this coordinator's accesses, and whose own coordinations join this one's locks while
     /// it answers a save or deletion request).
     public init(filePresenter: (any FilePresenter)? = nil) {
         self.filePresenter = filePresenter
-        self.settings = Locked((nil, nil))
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in

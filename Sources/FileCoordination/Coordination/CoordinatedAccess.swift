@@ -38,7 +38,7 @@ struct CoordinatedAccess: Sendable {
             }
             var messenger = PresenterMessenger(
                 registry: .shared, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
-            messenger.alreadyPrepared = coordinator.batchPrepared.withLock { Set($0.keys) }
+            messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }
             let reacquirers: PresenterMessenger.Reacquirers
             do {
                 reacquirers = try messenger.prepare(accesses)

@@ -99,8 +99,11 @@ final class LockOwner: Sendable {
     }
 
     private let state = Locked(State())
-    /// Only used when two threads of the same owner change the same holding at once (rare).
-    private let busyCondition = NSCondition()
+    /// Only used when two threads of one owner change the same holding at once (rare), so one
+    /// condition serves every owner: a broadcast wakes all such waiters, and each re-checks its
+    /// own owner's transition count.
+    private static let busyCondition = NSCondition()
+    private var busyCondition: NSCondition { Self.busyCondition }
     private static let nextID = Atomic<Int>(0)
     private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
 
@@ -283,8 +286,8 @@ final class LockOwner: Sendable {
     /// deadline or cancellation. The check and the sleep happen under `busyCondition`, and
     /// `finish` broadcasts under it, so no wake-up is lost.
     private func waitForTransition(after seen: Int, _ context: WaitContext) throws(CoordinationError) {
-        let stopObserving = context.onCancel { [busyCondition] in
-            busyCondition.lock(); busyCondition.broadcast(); busyCondition.unlock()
+        let stopObserving = context.onCancel {
+            Self.busyCondition.lock(); Self.busyCondition.broadcast(); Self.busyCondition.unlock()
         }
         defer { stopObserving() }
         busyCondition.lock()

@@ -12,23 +12,30 @@ import Glibc
 /// recursive.
 package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written while `mutex` is held.
-    // The value lives in allocated memory rather than in a stored property, so accessing it
-    // `inout` needs no dynamic exclusivity check (the mutex already guarantees exclusivity).
-    private let value: UnsafeMutablePointer<Value>
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // The mutex and the value share one allocated block (not stored properties): accessing the
+    // value `inout` through a pointer needs no dynamic exclusivity check (the mutex already
+    // guarantees exclusivity), and one allocation is cheaper than two.
+    private let block: UnsafeMutableRawPointer
+    private static var valueOffset: Int {
+        let alignment = MemoryLayout<Value>.alignment
+        return (MemoryLayout<pthread_mutex_t>.stride + alignment - 1) / alignment * alignment
+    }
+    private var mutex: UnsafeMutablePointer<pthread_mutex_t> { block.assumingMemoryBound(to: pthread_mutex_t.self) }
+    private var value: UnsafeMutablePointer<Value> { (block + Self.valueOffset).assumingMemoryBound(to: Value.self) }
 
     package init(_ value: Value) {
-        self.value = .allocate(capacity: 1)
-        self.value.initialize(to: value)
-        mutex = .allocate(capacity: 1)
+        block = .allocate(byteCount: Self.valueOffset + MemoryLayout<Value>.size,
+                          alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<Value>.alignment))
+        let mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
+        (block + Self.valueOffset).bindMemory(to: Value.self, capacity: 1).initialize(to: value)
     }
 
     deinit {
         value.deinitialize(count: 1)
-        value.deallocate()
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        block.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
