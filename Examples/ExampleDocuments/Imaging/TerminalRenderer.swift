@@ -15,6 +15,7 @@ public struct TerminalRenderer: Sendable {
 
     /// The most character columns a line may use (at least 1).
     public var maxColumns: Int
+    /// What transparent pixels are drawn over.
     public var background: Background = .checkerboard
 
     /// A renderer that draws at most `maxColumns` characters wide.

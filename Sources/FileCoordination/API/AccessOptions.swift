@@ -1,7 +1,9 @@
 extension Coordinator {
     /// How a coordinated read behaves (Apple's `NSFileCoordinator.ReadingOptions`).
     public struct ReadingOptions: OptionSet, Sendable, Hashable {
+        /// The option bits.
         public let rawValue: UInt
+        /// Options from their bits (unknown bits are kept and ignored).
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// Do not ask presenters to save their unsaved changes first.
         public static let withoutChanges = ReadingOptions(rawValue: 1 << 0)
@@ -20,7 +22,9 @@ extension Coordinator {
     /// How a coordinated write behaves (Apple's `NSFileCoordinator.WritingOptions`).
     /// Use at most one option per write.
     public struct WritingOptions: OptionSet, Sendable, Hashable {
+        /// The option bits.
         public let rawValue: UInt
+        /// Options from their bits (unknown bits are kept and ignored).
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// The item will be deleted: presenters are asked to accommodate the deletion; for a
         /// directory, everything inside it is locked too.

@@ -20,6 +20,7 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     /// (for example, more than one writing option at once, or no intent at all).
     case invalidRequest(String)
 
+    /// What went wrong and, where it helps, what to do about it.
     public var description: String {
         switch self {
         case .cancelled: return "The file coordination was cancelled."
@@ -34,5 +35,6 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
         }
     }
+    /// The same text as ``description``.
     public var errorDescription: String? { description }
 }

@@ -68,23 +68,33 @@ public protocol FilePresenter: AnyObject, Sendable {
 }
 
 extension FilePresenter {
+    /// Default: gives the item up at once, with no reacquirer. Runs on the presenter's queue.
     public func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
         reader(nil)
     }
+    /// Default: gives the item up at once, with no reacquirer. Runs on the presenter's queue.
     public func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
         writer(nil)
     }
+    /// Default: nothing to save; answers success at once. Runs on the presenter's queue.
     public func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
+    /// Default: accepts the deletion at once. Runs on the presenter's queue.
     public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
+    /// Default: does nothing. Runs on the presenter's queue.
     public func presentedItemDidMove(to newURL: URL) {}
+    /// Default: does nothing. Runs on the presenter's queue.
     public func presentedItemDidChange() {}
+    /// Default: does nothing. Runs on the presenter's queue.
     public func presentedSubitemDidAppear(at url: URL) {}
+    /// Default: does nothing. Runs on the presenter's queue.
     public func presentedSubitemDidChange(at url: URL) {}
+    /// Default: does nothing. Runs on the presenter's queue.
     public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
+    /// Default: accepts the deletion at once. Runs on the presenter's queue.
     public func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
