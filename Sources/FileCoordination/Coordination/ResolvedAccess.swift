@@ -63,6 +63,10 @@ struct ResolvedAccess: Sendable {
 
     var isInsidePackage: Bool { lockPath != itemPath }
 
+    /// Whether the lock must also cover everything inside the item: a delete, move or replace of
+    /// a directory that is not inside a package (inside one, the package lock covers it all).
+    var locksSubtree: Bool { isWrite && removesItem && isDirectory && !isInsidePackage }
+
     /// The URL handed to the accessor.
     var accessorURL: URL {
         if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
@@ -81,15 +85,13 @@ struct LockClaim: Sendable, Equatable {
 
     static func claims(for accesses: [ResolvedAccess]) -> [LockClaim] {
         if accesses.count == 1, let access = accesses.first {
-            let subtree = access.isWrite && access.removesItem && access.isDirectory && !access.isInsidePackage
-            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtree: subtree)]
+            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtree: access.locksSubtree)]
         }
         var byPath: [String: LockClaim] = [:]
         for access in accesses {
-            let subtree = access.isWrite && access.removesItem && access.isDirectory && !access.isInsidePackage
             var claim = byPath[access.lockPath] ?? LockClaim(path: access.lockPath, exclusive: false, subtree: false)
             claim.exclusive = claim.exclusive || access.isWrite
-            claim.subtree = claim.subtree || subtree
+            claim.subtree = claim.subtree || access.locksSubtree
             byPath[access.lockPath] = claim
         }
         return byPath.values.sorted { $0.path < $1.path }
