@@ -35,12 +35,12 @@ enum ChildRole {
             say("READY")
             while readLine() != nil {}
             exit(0)
-        case "handoff", "handoff-raw":
+        case "handoff", "handoff-fresh", "handoff-raw":
             let me = Int(arguments[2]) ?? 0
             let turns = Int(arguments[3]) ?? 1000
             say("READY")
             _ = readLine()
-            Handoff.run(path: path, me: me, turns: turns, coordinated: role == "handoff")
+            Handoff.run(path: path, me: me, turns: turns, mode: role)
             say("DONE")
             exit(0)
         default:
@@ -57,7 +57,9 @@ enum ChildRole {
 /// Two processes take turns on a counter file: each loops taking the write lock, and increments
 /// the counter only when it is its turn (counter % 2 == me). Every increment is one handoff.
 enum Handoff {
-    static func run(path: String, me: Int, turns: Int, coordinated: Bool) {
+    /// `mode`: "handoff" reuses one coordinator, "handoff-fresh" makes one per write (Apple's
+    /// advice), "handoff-raw" uses `flock`.
+    static func run(path: String, me: Int, turns: Int, mode: String) {
         let url = URL(fileURLWithPath: path)
         let lockFD = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         let dataFD = open(path, O_RDWR | O_CLOEXEC)
@@ -73,9 +75,12 @@ enum Handoff {
             }
         }
         while done < turns {
-            if coordinated {
+            switch mode {
+            case "handoff":
                 try? coordinator.coordinate(writingItemAt: url) { _ in step() }
-            } else {
+            case "handoff-fresh":
+                try? Coordinator().coordinate(writingItemAt: url) { _ in step() }
+            default:
                 flock(lockFD, LOCK_EX)
                 step()
                 flock(lockFD, LOCK_UN)
