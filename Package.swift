@@ -22,8 +22,12 @@ let package = Package(
     ],
     targets: [
         // MARK: Library
-        .target(name: "FileCoordination", swiftSettings: strict),
-        .target(name: "CloudDocuments", dependencies: ["FileCoordination"], swiftSettings: strict),
+        // The system layer both modules share (errno values, byte paths, file identity).
+        // Package-internal: not a product.
+        .target(name: "SystemSupport", swiftSettings: strict),
+        .target(name: "FileCoordination", dependencies: ["SystemSupport"], swiftSettings: strict),
+        .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
+                swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
