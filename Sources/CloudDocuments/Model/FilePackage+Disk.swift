@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 extension FilePackage {
     /// The deepest nesting of folders ``read(from:)`` accepts, against bind-mount loops.
@@ -20,7 +21,8 @@ extension FilePackage {
     /// Threading: synchronous and blocking; any thread. The caller should hold a coordinated read
     /// of the package, otherwise a concurrent writer can make the result a mix of two versions.
     public static func read(from directoryURL: URL) throws(DocumentError) -> FilePackage {
-        let path = directoryURL.standardizedFileURL.path
+        // The URL's bytes, resolved by the kernel (a `..` after a linked folder included).
+        let path = PathBytes.path(of: directoryURL)
         let info: stat?
         do { info = try POSIX.status(path) } catch { throw .forRead(error) }
         guard let info else { throw .fileNotFound(directoryURL) }
@@ -107,8 +109,9 @@ extension FilePackage {
     ///
     /// Threading: synchronous and blocking; any thread.
     public func write(to directoryURL: URL) throws(DocumentError) {
-        let path = directoryURL.standardizedFileURL.path
-        let folder = (path as NSString).deletingLastPathComponent
+        var path = PathBytes.path(of: directoryURL)
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        let folder = SavePaths.split(path).folder
         let key = SafeSave.injectionKey(directoryURL)
         do throws(SystemCallError) {
             try SafeSave.checkInjectedFailure(.createTemporary, key: key, path: path)
