@@ -51,9 +51,9 @@ let package = Package(
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
-                    dependencies: ["FileCoordination", "CoordinationTestHelper"], swiftSettings: strict),
+                    dependencies: ["FileCoordination", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "CloudDocumentsTests",
-                    dependencies: ["CloudDocuments", "CoordinationTestHelper"], swiftSettings: strict),
+                    dependencies: ["CloudDocuments", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]
