@@ -37,6 +37,13 @@ struct SystemSupportTests {
         let interrupted = valueOrErrno(retryOnInterrupt: false) { () -> Int32 in tries += 1; errno = EINTR; return -1 }
         #expect(tries == 1)
         #expect(throws: Errno.interrupted) { try interrupted.get() }
+        var attempts = 0
+        let last = retryingOnInterrupt { () -> Int in
+            attempts += 1
+            errno = attempts < 4 ? EINTR : EAGAIN
+            return -1
+        }
+        #expect(last == -1 && attempts == 4 && errno == EAGAIN)
     }
 
     @Test("lossless path strings keep every byte; valid UTF-8 is unchanged")

@@ -45,14 +45,14 @@ extension FilePackage {
             let childPath = path + "/" + name
             let childInfo: stat?
             do { childInfo = try POSIX.linkStatus(childPath) } catch { throw .forRead(error) }
-            guard let childInfo else { throw .fileNotFound(URL(fileURLWithPath: childPath)) }
+            guard let childInfo else { throw .fileNotFound(PathBytes.fileURL(childPath)) }
             switch childInfo.st_mode & S_IFMT {
             case S_IFREG:
                 entries[name] = .file(try readRegularFile(childPath))
             case S_IFDIR:
                 entries[name] = .directory(try readFolder(childPath, depth: depth + 1))
             default:
-                throw .unsupportedPackageEntry(URL(fileURLWithPath: childPath), kind: kindName(childInfo.st_mode))
+                throw .unsupportedPackageEntry(PathBytes.fileURL(childPath), kind: kindName(childInfo.st_mode))
             }
         }
         return FilePackage(validatedEntries: entries)
@@ -65,7 +65,7 @@ extension FilePackage {
         let file: FileDescriptor
         do { file = try POSIX.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
             if error.code == ELOOP {
-                throw .unsupportedPackageEntry(URL(fileURLWithPath: path), kind: "symbolic link")
+                throw .unsupportedPackageEntry(PathBytes.fileURL(path), kind: "symbolic link")
             }
             throw .forRead(error)
         }
