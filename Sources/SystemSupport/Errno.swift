@@ -17,9 +17,6 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
     package static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
     package static let notDirectory = Errno(rawValue: ENOTDIR)
     package static let fileExists = Errno(rawValue: EEXIST)
-    package static let ioError = Errno(rawValue: EIO)
-    package static let invalidArgument = Errno(rawValue: EINVAL)
-    package static let notSupported = Errno(rawValue: ENOSYS)
 
     /// The system's message, e.g. `"No space left on device"` (`"Unknown error N"` for numbers
     /// the C library does not know). Thread-safe.

@@ -94,7 +94,7 @@ package enum PathBytes {
         guard path.utf8.contains(0) else { return try path.withCString(body) }
         var bytes = bytes(of: path).map { CChar(bitPattern: $0) }
         bytes.append(0)
-        return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
+        return try body(bytes)  // the array's storage, valid for the call
     }
 
     /// The text of a lossless path string for messages: bytes that are not UTF-8 shown as U+FFFD.
