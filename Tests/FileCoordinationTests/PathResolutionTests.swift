@@ -50,6 +50,28 @@ struct PathResolutionTests {
         #expect(!writeIsBlocked(direct))
     }
 
+    @Test("across processes too: a writer of D/lnk/../doc.txt in another process excludes D/real/doc.txt here")
+    func writersOfOneInodeExcludeEachOtherAcrossProcesses() throws {
+        let scratch = try Scratch()
+        let (real, link) = try linkedFolder(scratch)
+        let direct = real.appendingPathComponent("doc.txt")
+        try "x".write(to: direct, atomically: false, encoding: .utf8)
+        let child = try ChildProcess(["hold", "write", link.path + "/../doc.txt"])
+        #expect(child.expect("HELD") == "HELD")
+        #expect(writeIsBlocked(direct))
+        #expect(readIsBlocked(direct))
+        child.send()
+        #expect(child.expect("RELEASED") == "RELEASED")
+        child.waitForExit()
+        #expect(!writeIsBlocked(direct))
+
+        let writer = Holder.writing(direct)
+        let other = try ChildProcess(["try", "write", link.path + "/../doc.txt", "150"])
+        #expect(other.expect("ERROR")?.contains("timed out") == true)
+        other.waitForExit()
+        writer.release()
+    }
+
     @Test("a name with byte 0xFF has its own lock: not shared with 0xFE or U+FFFD names")
     func namesThatAreNotUTF8LockTheirOwnItem() throws {
         let scratch = try Scratch()
