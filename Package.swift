@@ -22,8 +22,12 @@ let package = Package(
     ],
     targets: [
         // MARK: Library
-        .target(name: "FileCoordination", swiftSettings: strict),
-        .target(name: "CloudDocuments", dependencies: ["FileCoordination"], swiftSettings: strict),
+        // The system layer both modules share (errno values, byte paths, file identity).
+        // Package-internal: not a product.
+        .target(name: "SystemSupport", swiftSettings: strict),
+        .target(name: "FileCoordination", dependencies: ["SystemSupport"], swiftSettings: strict),
+        .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
+                swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -47,9 +51,9 @@ let package = Package(
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
-                    dependencies: ["FileCoordination", "CoordinationTestHelper"], swiftSettings: strict),
+                    dependencies: ["FileCoordination", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "CloudDocumentsTests",
-                    dependencies: ["CloudDocuments", "CoordinationTestHelper"], swiftSettings: strict),
+                    dependencies: ["CloudDocuments", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]

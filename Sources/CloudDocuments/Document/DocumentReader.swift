@@ -1,44 +1,15 @@
 import Foundation
 import Glibc
+import SystemSupport
 
-/// What identifies one version of a file on disk: device, inode, size, modification and status
-/// change times (to the nanosecond). A document remembers the identity of what it last read or
-/// wrote, so it can tell a change made by someone else from the echo of its own save.
+/// What identifies one version of a file on disk (SystemSupport's `FileIdentity`: device, inode,
+/// size, modification and status change times to the nanosecond). A document remembers the
+/// identity of what it last read or wrote, so it can tell a change made by someone else from the
+/// echo of its own save.
 ///
 /// For a package (a folder) this is the folder's own identity, which changes when entries are
 /// added, removed or renamed — which is what a safe save of a package does.
-struct DiskIdentity: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modificationSeconds: Int
-    var modificationNanoseconds: Int
-    var changeSeconds: Int
-    var changeNanoseconds: Int
-
-    init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modificationSeconds = Int(info.st_mtim.tv_sec)
-        modificationNanoseconds = Int(info.st_mtim.tv_nsec)
-        changeSeconds = Int(info.st_ctim.tv_sec)
-        changeNanoseconds = Int(info.st_ctim.tv_nsec)
-    }
-
-    /// The identity of the item at `url` (following symbolic links), or `nil` if it cannot be
-    /// examined. Any thread.
-    static func of(_ url: URL) -> DiskIdentity? {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        return DiskIdentity(info)
-    }
-
-    /// The modification time as a `Date`.
-    var modificationDate: Date {
-        Date(timeIntervalSince1970: TimeInterval(modificationSeconds) + TimeInterval(modificationNanoseconds) / 1e9)
-    }
-}
+typealias DiskIdentity = FileIdentity
 
 /// Reads a document's contents from disk: the bytes of a regular file, or a whole ``FilePackage``
 /// for a folder. Synchronous and blocking; called on a background thread from inside a
@@ -59,12 +30,13 @@ enum DocumentReader {
     ///   neither a regular file nor a folder; what ``FilePackage/read(from:)`` throws for folders.
     static func read(at url: URL, documentURL: URL,
                      largeFile: (Int64) -> ((Int64) -> Void)?) throws(DocumentError) -> (DocumentContents, DiskIdentity) {
-        let path = url.path
+        // The URL's exact bytes (a name that is not UTF-8 included), resolved by the kernel.
+        let path = PathBytes.path(of: url)
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard PathBytes.withCString(path, { stat($0, &info) }) == 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw .fileNotFound(documentURL) }
-            throw .notReadable(documentURL, underlying: "stat failed: \(DocumentError.describe(errno: code))")
+            throw .notReadable(documentURL, underlying: "stat failed: \(Errno(rawValue: code))")
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
@@ -83,53 +55,33 @@ enum DocumentReader {
     private static func readFile(_ path: String, documentURL: URL,
                                  largeFile: (Int64) -> ((Int64) -> Void)?) throws(DocumentError) -> (DocumentContents, DiskIdentity) {
         // O_NONBLOCK: should the item have become a FIFO since the stat, opening it must not hang.
-        var descriptor: Int32
-        repeat { descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while descriptor < 0 && errno == EINTR
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .fileNotFound(documentURL) }
-            throw .notReadable(documentURL, underlying: "open failed: \(DocumentError.describe(errno: code))")
+        let opened = PathBytes.withCString(path) { cPath in
+            valueOrErrno { Glibc.open(cPath, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        }
+        let descriptor: Int32
+        switch opened {
+        case .success(let value): descriptor = value
+        case .failure(let error):
+            if error == .noSuchFileOrDirectory || error == .notDirectory { throw .fileNotFound(documentURL) }
+            throw .notReadable(documentURL, underlying: "open failed: \(error)")
         }
         defer { _ = Glibc.close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            throw .notReadable(documentURL, underlying: "fstat failed: \(DocumentError.describe(errno: errno))")
+            throw .notReadable(documentURL, underlying: "fstat failed: \(Errno.current)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .notReadable(documentURL, underlying: "it is \(kindName(info.st_mode)), not a regular file")
         }
         let expected = Int(info.st_size)
         let report = largeFile(Int64(expected))
-
-        // Read straight into the buffer that becomes the `Data` (no second copy), growing it if
-        // the file is longer than its size said (files in /proc, or a racing uncoordinated writer).
-        // One spare byte, so reaching the end of a file of the expected size needs no growth
-        // (growing reallocates and copies the whole buffer).
-        var buffer = Data(count: max(expected, 0) + 1)
-        var total = 0
-        var failure: Int32?
-        while true {
-            if total == buffer.count {
-                buffer.count += max(chunkSize / 16, expected / 8)
-            }
-            let wanted = min(chunkSize, buffer.count - total)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                Glibc.read(descriptor, bytes.baseAddress! + total, wanted)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            if count == 0 { break }
-            total += count
-            report?(Int64(total))
+        do {
+            let data = try readToEnd(descriptor, sizeHint: expected, chunkSize: chunkSize,
+                                     progress: report.map { report in { report(Int64($0)) } })
+            return (.data(data), DiskIdentity(info))
+        } catch {
+            throw .notReadable(documentURL, underlying: "read failed: \(error)")
         }
-        if let failure {
-            throw .notReadable(documentURL, underlying: "read failed: \(DocumentError.describe(errno: failure))")
-        }
-        if buffer.count != total { buffer.count = total }
-        return (.data(buffer), DiskIdentity(info))
     }
 
     private static func kindName(_ mode: mode_t) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Why a document operation (open, load, save, edit) failed.
 ///
@@ -135,16 +136,7 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     /// The system's message for an error number, followed by the number, e.g.
     /// `"No space left on device, errno 28"`.
     static func describe(errno code: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        // The Glibc module imports the XSI `strerror_r` (returns 0 and fills `buffer`), which,
-        // unlike `strerror`, is safe to call from several threads.
-        let message: String
-        if strerror_r(code, &buffer, buffer.count) == 0 {
-            message = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        } else {
-            message = "Unknown error"
-        }
-        return "\(message), errno \(code)"
+        Errno(rawValue: code).description  // strerror_r: safe from several threads
     }
 
     private static func describe(_ error: any Error) -> String {

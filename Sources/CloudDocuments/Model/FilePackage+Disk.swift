@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 extension FilePackage {
     /// The deepest nesting of folders ``read(from:)`` accepts, against bind-mount loops.
@@ -20,7 +21,8 @@ extension FilePackage {
     /// Threading: synchronous and blocking; any thread. The caller should hold a coordinated read
     /// of the package, otherwise a concurrent writer can make the result a mix of two versions.
     public static func read(from directoryURL: URL) throws(DocumentError) -> FilePackage {
-        let path = directoryURL.standardizedFileURL.path
+        // The URL's bytes, resolved by the kernel (a `..` after a linked folder included).
+        let path = PathBytes.path(of: directoryURL)
         let info: stat?
         do { info = try POSIX.status(path) } catch { throw .forRead(error) }
         guard let info else { throw .fileNotFound(directoryURL) }
@@ -43,14 +45,14 @@ extension FilePackage {
             let childPath = path + "/" + name
             let childInfo: stat?
             do { childInfo = try POSIX.linkStatus(childPath) } catch { throw .forRead(error) }
-            guard let childInfo else { throw .fileNotFound(URL(fileURLWithPath: childPath)) }
+            guard let childInfo else { throw .fileNotFound(PathBytes.fileURL(childPath)) }
             switch childInfo.st_mode & S_IFMT {
             case S_IFREG:
                 entries[name] = .file(try readRegularFile(childPath))
             case S_IFDIR:
                 entries[name] = .directory(try readFolder(childPath, depth: depth + 1))
             default:
-                throw .unsupportedPackageEntry(URL(fileURLWithPath: childPath), kind: kindName(childInfo.st_mode))
+                throw .unsupportedPackageEntry(PathBytes.fileURL(childPath), kind: kindName(childInfo.st_mode))
             }
         }
         return FilePackage(validatedEntries: entries)
@@ -63,7 +65,7 @@ extension FilePackage {
         let file: FileDescriptor
         do { file = try POSIX.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
             if error.code == ELOOP {
-                throw .unsupportedPackageEntry(URL(fileURLWithPath: path), kind: "symbolic link")
+                throw .unsupportedPackageEntry(PathBytes.fileURL(path), kind: "symbolic link")
             }
             throw .forRead(error)
         }
@@ -107,8 +109,9 @@ extension FilePackage {
     ///
     /// Threading: synchronous and blocking; any thread.
     public func write(to directoryURL: URL) throws(DocumentError) {
-        let path = directoryURL.standardizedFileURL.path
-        let folder = (path as NSString).deletingLastPathComponent
+        var path = PathBytes.path(of: directoryURL)
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        let folder = SavePaths.split(path).folder
         let key = SafeSave.injectionKey(directoryURL)
         do throws(SystemCallError) {
             try SafeSave.checkInjectedFailure(.createTemporary, key: key, path: path)

@@ -1,9 +1,12 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 // Thin throwing wrappers over the POSIX calls used for saving and for reading packages, in the
 // manner of apple/swift-system: every result is checked, EINTR is retried where the call may be
-// interrupted, and failures become a `SystemCallError` naming the call, the path and errno.
+// interrupted (SystemSupport's `valueOrErrno`), and failures become a `SystemCallError` naming the
+// call, the path and errno. Paths are lossless path strings (SystemSupport's `PathBytes`): a name
+// that is not valid UTF-8 reaches the kernel byte for byte.
 // Internal; callers turn `SystemCallError` into `DocumentError` (see SaveErrorMapping.swift).
 // Every function may be called on any thread; none keeps state between calls.
 
@@ -11,12 +14,35 @@ import Glibc
 struct SystemCallError: Error, Sendable, CustomStringConvertible {
     /// The call that failed, e.g. `"write"`, or `"write (injected)"` for a test failure.
     var call: String
-    /// The path it was applied to.
+    /// The path it was applied to (a lossless path string).
     var path: String
     /// The error number.
-    var code: Int32
+    var errno: Errno
 
-    var description: String { "\(call) “\(path)” failed: \(DocumentError.describe(errno: code))" }
+    /// The error number, as a C `int`.
+    var code: Int32 { errno.rawValue }
+
+    init(call: String, path: String, errno: Errno) {
+        self.call = call
+        self.path = path
+        self.errno = errno
+    }
+
+    init(call: String, path: String, code: Int32) {
+        self.init(call: call, path: path, errno: Errno(rawValue: code))
+    }
+
+    var description: String { "\(call) “\(PathBytes.display(path))” failed: \(errno)" }
+}
+
+extension Result where Failure == Errno {
+    /// The value, or a `SystemCallError` naming `call` and `path`.
+    func get(call: String, path: String) throws(SystemCallError) -> Success {
+        switch self {
+        case .success(let value): return value
+        case .failure(let error): throw SystemCallError(call: call, path: path, errno: error)
+        }
+    }
 }
 
 /// An open file descriptor. Copyable like swift-system's: the owner must call `close()` once.
@@ -30,11 +56,7 @@ struct FileDescriptor {
         guard var next = bytes.baseAddress else { return }
         var remaining = bytes.count
         while remaining > 0 {
-            let written = Glibc.write(rawValue, next, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw SystemCallError(call: "write", path: path, code: errno)
-            }
+            let written = try valueOrErrno { Glibc.write(rawValue, next, remaining) }.get(call: "write", path: path)
             if written == 0 {  // Should not happen for regular files; avoid spinning forever.
                 throw SystemCallError(call: "write", path: path, code: EIO)
             }
@@ -45,50 +67,41 @@ struct FileDescriptor {
 
     /// Reads the whole file from the current offset to its end.
     func readToEnd(sizeHint: Int) throws(SystemCallError) -> Data {
-        var data = Data(capacity: max(sizeHint, 0))
-        let chunkSize = 1 << 16
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, chunkSize) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemCallError(call: "read", path: path, code: errno)
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: chunk[0..<count])
+        do {
+            return try SystemSupport.readToEnd(rawValue, sizeHint: sizeHint)
+        } catch {
+            throw SystemCallError(call: "read", path: path, errno: error)
         }
     }
 
     /// `fsync(2)`: flushes the file's data and metadata to the disk.
     func sync() throws(SystemCallError) {
-        while fsync(rawValue) != 0 {
-            if errno == EINTR { continue }
-            throw SystemCallError(call: "fsync", path: path, code: errno)
-        }
+        _ = try valueOrErrno { fsync(rawValue) }.get(call: "fsync", path: path)
     }
 
     /// `fchmod(2)`.
     func setPermissions(_ mode: mode_t) throws(SystemCallError) {
-        if fchmod(rawValue, mode) != 0 { throw SystemCallError(call: "fchmod", path: path, code: errno) }
+        _ = try valueOrErrno { fchmod(rawValue, mode) }.get(call: "fchmod", path: path)
     }
 
     /// `fchown(2)`.
     func setOwner(user: uid_t, group: gid_t) throws(SystemCallError) {
-        if fchown(rawValue, user, group) != 0 { throw SystemCallError(call: "fchown", path: path, code: errno) }
+        _ = try valueOrErrno { fchown(rawValue, user, group) }.get(call: "fchown", path: path)
     }
 
     /// `fstat(2)`.
     func status() throws(SystemCallError) -> stat {
         var info = stat()
-        if fstat(rawValue, &info) != 0 { throw SystemCallError(call: "fstat", path: path, code: errno) }
+        _ = try valueOrErrno { fstat(rawValue, &info) }.get(call: "fstat", path: path)
         return info
     }
 
     /// `close(2)`. EINTR is not retried (on Linux the descriptor is closed anyway); other errors
     /// (EIO from a delayed write on a network file system) are reported.
     func close() throws(SystemCallError) {
-        if Glibc.close(rawValue) != 0 && errno != EINTR {
-            throw SystemCallError(call: "close", path: path, code: errno)
+        if case .failure(let error) = valueOrErrno(retryOnInterrupt: false, { Glibc.close(rawValue) }),
+           error != .interrupted {
+            throw SystemCallError(call: "close", path: path, errno: error)
         }
     }
 }

@@ -1,58 +1,73 @@
 import Foundation
 import Glibc
+import SystemSupport
 
-// Path-based POSIX calls; see POSIXFile.swift for the conventions. Any thread.
+// Path-based POSIX calls; see POSIXFile.swift for the conventions. Every path is a lossless path
+// string and reaches the kernel through `PathBytes.withCString`, byte for byte. Any thread.
 
 /// Namespace for the path-based calls.
 enum POSIX {
     /// `open(2)`, retrying on EINTR. `O_CLOEXEC` is always added.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> FileDescriptor {
-        while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return FileDescriptor(rawValue: fd, path: path) }
-            if errno == EINTR { continue }
-            throw SystemCallError(call: "open", path: path, code: errno)
-        }
+        let fd = try PathBytes.withCString(path) { cPath in
+            valueOrErrno { Glibc.open(cPath, flags | O_CLOEXEC, mode) }
+        }.get(call: "open", path: path)
+        return FileDescriptor(rawValue: fd, path: path)
     }
 
     /// `lstat(2)` (does not follow a final symbolic link); `nil` if nothing is at `path`.
     static func linkStatus(_ path: String) throws(SystemCallError) -> stat? {
         var info = stat()
-        if lstat(path, &info) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw SystemCallError(call: "lstat", path: path, code: errno)
+        switch PathBytes.withCString(path, { cPath in valueOrErrno { lstat(cPath, &info) } }) {
+        case .success: return info
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): throw SystemCallError(call: "lstat", path: path, errno: error)
+        }
     }
 
     /// `stat(2)` (follows symbolic links); `nil` if nothing is at `path` (or a link dangles).
     static func status(_ path: String) throws(SystemCallError) -> stat? {
         var info = stat()
-        if stat(path, &info) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw SystemCallError(call: "stat", path: path, code: errno)
+        switch PathBytes.withCString(path, { cPath in valueOrErrno { stat(cPath, &info) } }) {
+        case .success: return info
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): throw SystemCallError(call: "stat", path: path, errno: error)
+        }
     }
 
     /// `mkdir(2)`; the process umask applies to `mode`.
     static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
-        if mkdir(path, mode) != 0 { throw SystemCallError(call: "mkdir", path: path, code: errno) }
+        _ = try PathBytes.withCString(path) { cPath in valueOrErrno { mkdir(cPath, mode) } }
+            .get(call: "mkdir", path: path)
     }
 
     /// `rename(2)`.
     static func rename(_ source: String, to destination: String) throws(SystemCallError) {
-        if Glibc.rename(source, destination) != 0 {
-            throw SystemCallError(call: "rename", path: destination, code: errno)
-        }
+        _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.rename(from, to) } }
+            .get(call: "rename", path: destination)
     }
 
     /// `link(2)`.
     static func link(_ source: String, to destination: String) throws(SystemCallError) {
-        if Glibc.link(source, destination) != 0 {
-            throw SystemCallError(call: "link", path: destination, code: errno)
-        }
+        _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.link(from, to) } }
+            .get(call: "link", path: destination)
     }
 
     /// `unlink(2)`.
     static func unlink(_ path: String) throws(SystemCallError) {
-        if Glibc.unlink(path) != 0 { throw SystemCallError(call: "unlink", path: path, code: errno) }
+        _ = try PathBytes.withCString(path) { cPath in valueOrErrno { Glibc.unlink(cPath) } }
+            .get(call: "unlink", path: path)
+    }
+
+    /// `unlink(2)`, ignoring failure (for cleaning up after another failure).
+    static func removeFileQuietly(_ path: String) {
+        _ = PathBytes.withCString(path) { Glibc.unlink($0) }
+    }
+
+    /// Calls `body` with the exact bytes of two lossless path strings.
+    static func withCStrings<R>(_ first: String, _ second: String,
+                                _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> R) -> R {
+        PathBytes.withCString(first) { a in PathBytes.withCString(second) { b in body(a, b) } }
     }
 
     /// Flags of `renameat2(2)` (from `<linux/fs.h>`; not exported by the Glibc module).
@@ -81,9 +96,9 @@ enum POSIX {
         guard let function = renameAt2Function else {
             throw SystemCallError(call: call, path: destination, code: ENOSYS)
         }
-        if function(AT_FDCWD, source, AT_FDCWD, destination, flag.rawValue) != 0 {
-            throw SystemCallError(call: call, path: destination, code: errno)
-        }
+        _ = try withCStrings(source, destination) { from, to in
+            valueOrErrno { function(AT_FDCWD, from, AT_FDCWD, to, flag.rawValue) }
+        }.get(call: call, path: destination)
     }
 
     /// Whether a `renameat2` failure means "this kernel, C library or file system does not
@@ -109,9 +124,8 @@ enum POSIX {
     /// valid UTF-8 are not in `names`: they are returned in `invalid`, decoded with replacement
     /// characters, for an error message.
     static func directoryEntries(_ path: String) throws(SystemCallError) -> (names: [String], invalid: [String]) {
-        guard let stream = opendir(path) else {
-            throw SystemCallError(call: "opendir", path: path, code: errno)
-        }
+        let stream = try PathBytes.withCString(path) { cPath in pointerOrErrno { opendir(cPath) } }
+            .get(call: "opendir", path: path)
         defer { closedir(stream) }
         var names: [String] = []
         var invalid: [String] = []
@@ -139,9 +153,7 @@ enum POSIX {
     /// `realpath(3)`: the absolute path with every symbolic link resolved, or `nil` on failure
     /// (for example a dangling link).
     static func resolvedPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        try? PathBytes.realPath(path).get()
     }
 
     /// The process's file creation mask, read from `/proc/self/status` without changing it

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 // Recursive removal of temporary and replaced trees. Any thread.
 
@@ -10,19 +11,24 @@ extension POSIX {
     /// one, if any; `nil` when everything is gone (or nothing was there).
     @discardableResult
     static func removeTree(_ path: String) -> SystemCallError? {
+        PathBytes.withCString(path) { cPath in removeTree(cPath, path: path) }
+    }
+
+    /// ``removeTree(_:)`` with the path's exact bytes in `cPath`; `path` names it in errors.
+    private static func removeTree(_ cPath: UnsafePointer<CChar>, path: String) -> SystemCallError? {
         var info = stat()
-        if lstat(path, &info) != 0 {
+        if lstat(cPath, &info) != 0 {
             return errno == ENOENT ? nil : SystemCallError(call: "lstat", path: path, code: errno)
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            return Glibc.unlink(path) == 0 || errno == ENOENT
+            return Glibc.unlink(cPath) == 0 || errno == ENOENT
                 ? nil : SystemCallError(call: "unlink", path: path, code: errno)
         }
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = retryingOnInterrupt { Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { return SystemCallError(call: "open", path: path, code: errno) }
         var first = removeContents(ofDirectory: fd, path: path)
         _ = Glibc.close(fd)
-        if rmdir(path) != 0, first == nil { first = SystemCallError(call: "rmdir", path: path, code: errno) }
+        if rmdir(cPath) != 0, first == nil { first = SystemCallError(call: "rmdir", path: path, code: errno) }
         return first
     }
 
@@ -53,14 +59,14 @@ extension POSIX {
         }
         closedir(stream)
         for name in names {
-            let shown = path + "/" + String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let shown = path + "/" + PathBytes.string(fromBytes: name.dropLast().map { UInt8(bitPattern: $0) })
             var info = stat()
             if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
                 if errno != ENOENT, first == nil { first = SystemCallError(call: "lstat", path: shown, code: errno) }
                 continue
             }
             if info.st_mode & S_IFMT == S_IFDIR {
-                let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+                let child = retryingOnInterrupt { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0) }
                 if child >= 0 {
                     if let error = removeContents(ofDirectory: child, path: shown), first == nil { first = error }
                     _ = Glibc.close(child)

@@ -128,7 +128,7 @@ extension SafeSave {
         do {
             try POSIX.rename(temporary, to: target)
         } catch {
-            _ = Glibc.rename(aside, target)
+            _ = POSIX.withCStrings(aside, target) { Glibc.rename($0, $1) }
             throw error
         }
         return aside

@@ -77,7 +77,7 @@ public enum SafeSave {
             try moveFileIntoPlace(paths.temporary, to: paths.target, creating: creating)
         } catch {
             if isOpen { _ = Glibc.close(file.rawValue) }
-            _ = Glibc.unlink(paths.temporary)
+            POSIX.removeFileQuietly(paths.temporary)
             if creating && error.code == EEXIST { throw .alreadyExists(url) }
             throw .forSave(error, target: url, folder: paths.folder)
         }
@@ -155,7 +155,7 @@ public enum SafeSave {
     static func createByLinking(_ temporary: String, to target: String) throws(SystemCallError) {
         do {
             try POSIX.link(temporary, to: target)
-            _ = Glibc.unlink(temporary)
+            POSIX.removeFileQuietly(temporary)
         } catch where error.code == EPERM || error.code == EOPNOTSUPP || error.code == EMLINK {
             if try POSIX.linkStatus(target) != nil {
                 throw SystemCallError(call: "rename", path: target, code: EEXIST)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 // Turns failed system calls into the `DocumentError` a caller can act on.
 
@@ -16,7 +17,7 @@ extension DocumentError {
         case ENOENT, ENOTDIR:
             let folderInfo = (try? POSIX.status(folder)) ?? nil
             if folderInfo.map({ $0.st_mode & S_IFMT == S_IFDIR }) != true {
-                return .folderMissing(URL(fileURLWithPath: folder, isDirectory: true))
+                return .folderMissing(PathBytes.fileURL(folder, isDirectory: true))
             }
             return saveFailed(error, target: target)
         default:
@@ -25,13 +26,13 @@ extension DocumentError {
     }
 
     private static func saveFailed(_ error: SystemCallError, target: URL) -> DocumentError {
-        .saveFailed(target, reason: "\(error.call) failed on “\(error.path)”", errno: error.code)
+        .saveFailed(target, reason: "\(error.call) failed on “\(PathBytes.display(error.path))”", errno: error.code)
     }
 
     /// The error for a failed step of reading `path`: ENOENT → `.fileNotFound`, anything else →
     /// `.notReadable` with the system's message.
     static func forRead(_ error: SystemCallError) -> DocumentError {
-        let url = URL(fileURLWithPath: error.path)
+        let url = PathBytes.fileURL(error.path)
         if error.code == ENOENT { return .fileNotFound(url) }
         return .notReadable(url, underlying: "\(error.call) failed: \(describe(errno: error.code))")
     }

@@ -1,8 +1,15 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// The paths involved in one save: the target (with a symbolic link at the target resolved), its
-/// folder, and a fresh temporary name beside it. Internal; any thread.
+/// folder, and a fresh temporary name beside it. All are lossless path strings (SystemSupport's
+/// `PathBytes`): a name that is not valid UTF-8 is saved under its own bytes. Internal; any thread.
+///
+/// The target is where the kernel resolves the caller's path: symbolic links in the folder's
+/// components are resolved *before* a `..` after them applies (with `D/lnk -> D/real/sub`,
+/// `D/lnk/../x.txt` is `D/real/x.txt`, not `D/x.txt`), so that the file saved is the one a later
+/// `open` of the same URL reads, and the one the coordinated write lock names.
 struct SavePaths {
     /// The URL the caller asked for, used in errors.
     let url: URL
@@ -20,32 +27,63 @@ struct SavePaths {
         guard url.isFileURL else {
             throw .saveFailed(url, reason: "“\(url.absoluteString)” is not a file URL", errno: nil)
         }
-        var target = url.standardizedFileURL.path
-        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
-        var linkInfo = stat()
-        if lstat(target, &linkInfo) == 0, linkInfo.st_mode & S_IFMT == S_IFLNK,
+        var path = PathBytes.path(of: url)
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        let (givenFolder, name) = Self.split(path)
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw .saveFailed(url, reason: "“\(PathBytes.display(path))” does not name a file", errno: nil)
+        }
+        var target = Self.join(Self.resolvedFolder(givenFolder), name)
+        if let link = try? POSIX.linkStatus(target), link.st_mode & S_IFMT == S_IFLNK,
            let resolved = POSIX.resolvedPath(target) {
             target = resolved
         }
-        let name = (target as NSString).lastPathComponent
-        guard !name.isEmpty, name != "/", name != ".", name != ".." else {
-            throw .saveFailed(url, reason: "“\(url.path)” does not name a file", errno: nil)
-        }
         self.url = url
         self.target = target
-        self.folder = (target as NSString).deletingLastPathComponent
+        self.folder = Self.split(target).folder
         self.temporary = Self.siblingName(of: target, marker: "cdsave")
         self.injectionKey = SafeSave.injectionKey(url)
     }
 
+    /// The folder as the kernel resolves it (`realpath`: links, then `..`). A folder that cannot be
+    /// resolved (it is missing, or not searchable) keeps its given path, with `.`, `..` and `//`
+    /// removed as text; the save then fails on it with the kernel's error.
+    private static func resolvedFolder(_ folder: String) -> String {
+        if case .success(let resolved) = PathBytes.realPath(folder) { return resolved }
+        var parts: [String] = []
+        for bytes in folder.utf8.split(separator: UInt8(ascii: "/")) {
+            let component = String(Substring(bytes))
+            if component == "." { continue }
+            if component == ".." { if !parts.isEmpty { parts.removeLast() } } else { parts.append(component) }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// `path`'s folder and last component, split at the last `/` byte ("/" for a name at the
+    /// root).
+    static func split(_ path: String) -> (folder: String, name: String) {
+        let utf8 = path.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("/", path) }
+        let folder = slash == utf8.startIndex ? "/" : String(Substring(utf8[..<slash]))
+        return (folder, String(Substring(utf8[utf8.index(after: slash)...])))
+    }
+
+    static func join(_ folder: String, _ name: String) -> String {
+        folder == "/" ? "/" + name : folder + "/" + name
+    }
+
     /// A hidden name beside `path`: `.<name>.<marker>-<random>`, with the name shortened (at a
-    /// character boundary) so the whole stays within the 255-byte limit of file names.
+    /// character boundary) so that its bytes on disk stay within the 255-byte limit of file names.
     static func siblingName(of path: String, marker: String) -> String {
-        let folder = (path as NSString).deletingLastPathComponent
-        var name = (path as NSString).lastPathComponent
+        let (folder, fullName) = split(path)
         let random = String(UInt64.random(in: 0...UInt64.max) & 0xFFFF_FFFF_FFFF, radix: 16)
         let suffix = ".\(marker)-" + String(repeating: "0", count: 12 - random.count) + random
-        while 1 + name.utf8.count + suffix.utf8.count > 255 { name.removeLast() }
-        return (folder == "/" ? "" : folder) + "/." + name + suffix
+        var name = fullName.unicodeScalars
+        while 1 + PathBytes.bytes(of: String(name)).count + suffix.utf8.count > 255 {
+            name.removeLast()
+            // A byte that is not UTF-8 is two scalars (NUL, then the byte): drop them together.
+            if name.last == "\u{0}" { name.removeLast() }
+        }
+        return join(folder, "." + String(name) + suffix)
     }
 }

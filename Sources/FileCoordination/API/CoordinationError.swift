@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Why a coordinated access did not run. Thrown by every ``Coordinator`` call; when one is
 /// thrown, the accessor was **not** run and no lock is held.
@@ -31,7 +32,7 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .lockDirectoryUnusable(let path, let reason):
             return "The lock directory \(path) cannot be used: \(reason)"
         case .lockFailed(let path, let code):
-            return "Could not lock \(path): \(String(cString: strerror(code))) (errno \(code))."
+            return "Could not lock \(path): \(Errno(rawValue: code).message) (errno \(code))."
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
         }
     }

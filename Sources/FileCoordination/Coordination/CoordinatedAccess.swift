@@ -31,7 +31,7 @@ struct CoordinatedAccess: Sendable {
                 if zip(moved, accesses).contains(where: { $0 != $1.itemPath }) {
                     held.release()
                     for index in intents.indices where moved[index] != accesses[index].itemPath {
-                        intents[index].url = URL(fileURLWithPath: moved[index])
+                        intents[index].url = CanonicalPath.url(for: moved[index])
                     }
                     continue
                 }

@@ -31,7 +31,7 @@ struct ResolvedAccess: Sendable {
         }
         if needsKind {
             var info = stat()
-            existedBefore = lstat(itemPath, &info) == 0
+            existedBefore = CanonicalPath.withCString(itemPath) { lstat($0, &info) } == 0
             isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
         } else {
             existedBefore = true
@@ -70,7 +70,7 @@ struct ResolvedAccess: Sendable {
     /// The URL handed to the accessor.
     var accessorURL: URL {
         if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
-            return URL(fileURLWithPath: itemPath, isDirectory: isDirectory)
+            return CanonicalPath.url(for: itemPath, isDirectory: isDirectory)
         }
         return intent.url
     }

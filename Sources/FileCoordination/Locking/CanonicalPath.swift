@@ -1,11 +1,19 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
-/// Turns a file URL into the canonical path that names its lock: absolute, with `.` and `..`
-/// removed and every symbolic link in the *parent* directories resolved. The item itself is not
-/// resolved (it may be a link, or not exist yet); a missing parent is resolved as far up as it
-/// exists.
+/// Turns a file URL into the canonical path that names its lock: absolute, with `.` removed and
+/// every symbolic link in the *parent* directories resolved **as the kernel resolves them** — a
+/// link is followed before a `..` after it applies, so with `D/lnk -> D/real/sub`,
+/// `D/lnk/../doc.txt` is `D/real/doc.txt` (the same inode), not `D/doc.txt`. The item itself is
+/// not resolved (it may be a link, or not exist yet); a missing parent is resolved as far up as it
+/// exists, and a `..` after a missing component removes it as text.
+///
+/// Canonical paths are lossless path strings (SystemSupport's `PathBytes`): a name that is not
+/// valid UTF-8 keeps its bytes (escaped with NUL), so it names its own lock and the system calls
+/// made on the path reach the right file. Use ``withCString(_:_:)`` / ``url(for:isDirectory:)``
+/// to go back to the bytes; never pass a canonical path to a C function directly.
 ///
 /// Resolving a parent costs a `realpath` (one `lstat` per component), so resolved parents are
 /// cached per process. The cache entries under a directory are dropped when that directory is
@@ -18,28 +26,32 @@ enum CanonicalPath {
     /// Whole paths already canonicalized: the hot path is one dictionary look-up.
     private static let paths = PathCache()
     /// Keyed by the URL's percent-encoded path, which costs a sixth of `url.path` (no decoding);
-    /// decoding happens only on a miss.
+    /// decoding happens only on a miss. Being ASCII, it also keeps apart names that differ only
+    /// in their bytes (two Unicode normalization forms, or bytes that are not UTF-8).
     private static let encodedPaths = PathCache()
 
     /// The canonical path for `url` (a file URL).
     static func of(_ url: URL) -> String {
-        encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: url.path) }
+        encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: PathBytes.path(of: url)) }
     }
 
+    /// The canonical path for a path given as a lossless path string.
     static func of(path rawPath: String) -> String {
         paths.value(for: rawPath) {
-            let lexical = lexicallyNormalized(rawPath)
-            guard lexical != "/" else { return "/" }
-            let (parent, name) = split(lexical)
+            let normalized = withoutDots(rawPath)
+            guard normalized != "/" else { return "/" }
+            let (parent, name) = split(normalized)
+            // "a/b/.." names the directory that `a/b` resolves to, not an entry in it.
+            if name == ".." { return canonicalDirectory(normalized) }
             return join(canonicalDirectory(parent), name)
         }
     }
 
     /// The item fully resolved, links included (for `.resolvesSymbolicLink`).
     static func resolvingItem(_ url: URL) -> String {
-        let lexical = lexicallyNormalized(url.path)
-        if let resolved = realPath(lexical) { return resolved }
-        return of(path: lexical)
+        let path = withoutDots(PathBytes.path(of: url))
+        if case .success(let resolved) = PathBytes.realPath(path) { return resolved }
+        return of(path: path)
     }
 
     /// Drops cached resolutions at or below `path` (a directory moved or deleted).
@@ -51,34 +63,43 @@ enum CanonicalPath {
         }
     }
 
+    /// Calls `body` with the exact bytes of a canonical path.
+    static func withCString<R>(_ path: String, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        try PathBytes.withCString(path, body)
+    }
+
+    /// The file URL of a canonical path (its bytes percent-encoded when they are not UTF-8).
+    static func url(for path: String, isDirectory: Bool = false) -> URL {
+        PathBytes.fileURL(path, isDirectory: isDirectory)
+    }
+
+    /// `directory` (absolute, without `.` components, maybe with `..`) as the kernel resolves it.
     private static func canonicalDirectory(_ directory: String) -> String {
         if directory == "/" { return "/" }
         return parents.value(for: directory) {
-            if let real = realPath(directory) { return real }
+            if case .success(let real) = PathBytes.realPath(directory) { return real }
             let (parent, name) = split(directory)
-            return join(canonicalDirectory(parent), name)
+            let resolvedParent = canonicalDirectory(parent)
+            // Missing, so nothing to follow: a `..` after it goes back up as text.
+            if name == ".." { return split(resolvedParent).parent }
+            return join(resolvedParent, name)
         }
     }
 
-    private static func realPath(_ path: String) -> String? {
-        guard let pointer = realpath(path, nil) else { return nil }
-        defer { free(pointer) }
-        return String(cString: pointer)
-    }
-
-    /// Makes `path` absolute (against the working directory) and removes `.`, `..` and repeated
-    /// slashes, without touching the file system.
-    static func lexicallyNormalized(_ path: String) -> String {
+    /// Makes `path` absolute (against the working directory) and removes `.` components, repeated
+    /// slashes and a trailing slash, without touching the file system. `..` is kept: only the
+    /// kernel can tell where it leads (after a symbolic link, not to the text before it).
+    static func withoutDots(_ path: String) -> String {
         var absolute = path
-        if !absolute.hasPrefix("/") {
-            absolute = FileManager.default.currentDirectoryPath + "/" + absolute
+        if absolute.utf8.first != UInt8(ascii: "/") {
+            absolute = PathBytes.string(fromBytes: PathBytes.currentDirectory()) + "/" + absolute
         }
         if isNormal(absolute) { return absolute }
         var parts: [Substring] = []
-        for component in absolute.split(separator: "/", omittingEmptySubsequences: true) {
-            if component == "." { continue }
-            if component == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
-            parts.append(component)
+        for component in absolute.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let text = Substring(component)
+            if text == "." { continue }
+            parts.append(text)
         }
         return "/" + parts.joined(separator: "/")
     }
@@ -135,22 +156,31 @@ enum CanonicalPath {
 }
 
 /// A bounded, thread-safe string → string cache (emptied when it reaches its limit).
+///
+/// Paths are bytes, but Swift compares strings by canonical equivalence (`"é"` composed equals
+/// `"e\u{301}"`): a hit counts only when the stored key has the same bytes as the one asked for,
+/// so two names that differ only in their normalization never get each other's path.
 final class PathCache: Sendable {
-    private let storage = Locked<[String: String]>([:])
+    private struct Entry { var key: String; var value: String }
+    private let storage = Locked<[String: Entry]>([:])
     private static let limit = 4096
 
     /// The cached value for `key`, or `make()`'s result, cached. `make` runs without the lock held.
     func value(for key: String, orMake make: () -> String) -> String {
-        if let hit = storage.withLock({ $0[key] }) { return hit }
+        let cached = storage.withLock({ $0[key] })
+        if let cached {
+            if cached.key.utf8.elementsEqual(key.utf8) { return cached.value }
+            return make()  // same text, other bytes: not cached (rare)
+        }
         let made = make()
         storage.withLock { cache in
             if cache.count >= Self.limit { cache.removeAll(keepingCapacity: true) }
-            cache[key] = made
+            cache[key] = Entry(key: key, value: made)
         }
         return made
     }
 
     func drop(where shouldDrop: (String, String) -> Bool) {
-        storage.withLock { cache in cache = cache.filter { !shouldDrop($0.key, $0.value) } }
+        storage.withLock { cache in cache = cache.filter { !shouldDrop($0.value.key, $0.value.value) } }
     }
 }

@@ -5,7 +5,8 @@
 /// delete/move of a directory find the lock files of everything inside it by listing one folder.
 /// A path component that starts with `@` gets one more `@` in front, so a component can never be
 /// mistaken for the lock file `@`. A component too long to take the extra character is replaced
-/// by `@#` and a hash of it.
+/// by `@#` and a hash of it, and so is a component holding bytes that are not UTF-8 (a canonical
+/// path keeps those escaped with NUL, which a file name cannot hold).
 enum LockFileNaming {
     static let lockFileName = "@"
 
@@ -22,7 +23,7 @@ enum LockFileNaming {
     }
 
     static func escape(_ component: Substring) -> String {
-        if component.utf8.count >= 250 {
+        if component.utf8.count >= 250 || component.utf8.contains(0) {
             return "@#" + String(StableHash.fnv1a64(component.utf8), radix: 16)
         }
         return component.hasPrefix("@") ? "@" + component : String(component)

@@ -61,7 +61,7 @@ enum ThreadClaims {
             let overlaps = held.path == path
                 || (held.subtree && CanonicalPath.isInside(path, held.path))
                 || (subtree && CanonicalPath.isInside(held.path, path))
-            if overlaps { throw .wouldDeadlock(URL(fileURLWithPath: path)) }
+            if overlaps { throw .wouldDeadlock(CanonicalPath.url(for: path)) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// Notices changes to presented items made outside this process's coordinators — by another
 /// process (coordinated there, or not coordinated at all) — and tells the item's presenters with
@@ -9,28 +10,18 @@ import Synchronization
 /// One `inotify` descriptor watches the *directory* of every presented item (documents are
 /// usually replaced by rename, which a watch on the file itself would lose). A background thread
 /// sleeps in `read` until the kernel reports an event; for an event on a presented item it compares
-/// the item's stamp (device, inode, size, modification and change times) with the last one seen and
+/// the item's stamp (its `FileIdentity`: device, inode, size, modification and change times, or
+/// `FileIdentity.missing`) with the last one seen and
 /// messages the presenters only when it differs. Reports are ignored while a coordinator of this
 /// process writes the item, and the stamp is renewed when it is done, so presenters already told
 /// by the coordinator are not told twice.
 final class ChangeMonitor: Sendable {
     static let shared = ChangeMonitor()
 
-    struct Stamp: Equatable, Sendable {
-        var device: UInt64, inode: UInt64, size: Int64, modified: Int, changed: Int
-        static let missing = Stamp(device: 0, inode: 0, size: -1, modified: 0, changed: 0)
-
-        init(device: UInt64, inode: UInt64, size: Int64, modified: Int, changed: Int) {
-            self.device = device; self.inode = inode; self.size = size; self.modified = modified; self.changed = changed
-        }
-
-        init(of path: String) {
-            var info = stat()
-            guard lstat(path, &info) == 0 else { self = .missing; return }
-            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                      modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec,
-                      changed: info.st_ctim.tv_sec * 1_000_000_000 + info.st_ctim.tv_nsec)
-        }
+    /// The stamp of the item at `path` (a canonical path): what was last seen of it, its identity
+    /// (not following a final link) or `FileIdentity.missing`.
+    static func stamp(of path: String) -> FileIdentity {
+        FileIdentity.of(path, followingLinks: false) ?? .missing
     }
 
     private struct Directory {
@@ -42,7 +33,7 @@ final class ChangeMonitor: Sendable {
         var inotify: Int32 = -1
         var directories: [String: Directory] = [:]
         var directoryByDescriptor: [Int32: String] = [:]
-        var stamps: [String: Stamp] = [:]
+        var stamps: [String: FileIdentity] = [:]
         /// Watched paths being written by a coordinator of this process right now.
         var writing: [String: Int] = [:]
     }
@@ -53,7 +44,7 @@ final class ChangeMonitor: Sendable {
     /// Starts watching `path` (a canonical item path) for one more presenter.
     func watch(_ path: String) {
         let (directory, name) = CanonicalPath.split(path)
-        let stamp = Stamp(of: path)
+        let stamp = Self.stamp(of: path)
         let startThread: Int32? = state.withLock { state in
             var started: Int32?
             if state.inotify < 0 {
@@ -62,7 +53,9 @@ final class ChangeMonitor: Sendable {
                 started = state.inotify
             }
             if state.directories[directory] == nil {
-                let descriptor = inotify_add_watch(state.inotify, directory, Self.events)
+                let descriptor = CanonicalPath.withCString(directory) {
+                    inotify_add_watch(state.inotify, $0, Self.events)
+                }
                 guard descriptor >= 0 else { return started }  // missing folder: nothing to watch yet
                 state.directories[directory] = Directory(descriptor: descriptor)
                 state.directoryByDescriptor[descriptor] = directory
@@ -117,7 +110,7 @@ final class ChangeMonitor: Sendable {
             guard state.writing[path] != nil else { return [] }
             return state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }
         }
-        let stamps = affected.map { ($0, Stamp(of: $0)) }
+        let stamps = affected.map { ($0, Self.stamp(of: $0)) }
         state.withLock { state in
             guard let count = state.writing[path] else { return }
             for (watched, stamp) in stamps where state.stamps[watched] != nil { state.stamps[watched] = stamp }
@@ -136,11 +129,8 @@ final class ChangeMonitor: Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
         while true {
-            let count = read(descriptor, buffer, size)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            let count = retryingOnInterrupt { read(descriptor, buffer, size) }
+            if count < 0 { return }
             var offset = 0
             var touched: [String] = []
             while offset + MemoryLayout<inotify_event>.size <= count {
@@ -148,8 +138,10 @@ final class ChangeMonitor: Sendable {
                 let nameLength = Int(event.len)
                 var name = ""
                 if nameLength > 0 {
-                    let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self)
-                    name = String(cString: start)
+                    // The name's bytes, NUL-padded; kept exact (it may not be UTF-8).
+                    let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size)
+                    let bytes = UnsafeRawBufferPointer(start: start, count: nameLength)
+                    name = PathBytes.string(fromBytes: bytes.prefix(while: { $0 != 0 }))
                 }
                 offset += MemoryLayout<inotify_event>.size + nameLength
                 if let path = watchedPath(descriptor: event.wd, name: name), !touched.contains(path) {
@@ -169,7 +161,7 @@ final class ChangeMonitor: Sendable {
     }
 
     private func deliverIfChanged(_ path: String) {
-        let stamp = Stamp(of: path)
+        let stamp = Self.stamp(of: path)
         let changed = state.withLock { state -> Bool in
             guard !Self.isBeingWritten(path, in: state), let previous = state.stamps[path], previous != stamp else { return false }
             state.stamps[path] = stamp

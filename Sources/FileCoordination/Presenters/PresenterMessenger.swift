@@ -36,7 +36,7 @@ struct PresenterMessenger {
                 if access.deletes {
                     deleted += registry.presenters(at: access.itemPath).map(\.0)
                     deleted += registry.presentersInside(access.itemPath).map(\.0)
-                    let url = URL(fileURLWithPath: access.itemPath)
+                    let url = CanonicalPath.url(for: access.itemPath)
                     subitemDeletions += registry.presentersOfAncestors(of: access.itemPath).map { ($0.0, url) }
                 }
             } else {
@@ -146,7 +146,7 @@ struct PresenterMessenger {
     func finish(_ accesses: [ResolvedAccess]) {
         guard !registry.isEmpty else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
-            let url = URL(fileURLWithPath: access.itemPath)
+            let url = CanonicalPath.url(for: access.itemPath)
             for (presenter, _) in registry.presenters(at: access.itemPath) where !isOwn(presenter) {
                 deliver(to: presenter) { presenter.presentedItemDidChange() }
             }
