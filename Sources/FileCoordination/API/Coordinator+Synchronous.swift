@@ -8,7 +8,7 @@ extension Coordinator {
     public func coordinate<T>(
         readingItemAt url: URL, options: ReadingOptions = [], byAccessor reader: (URL) throws -> T
     ) throws -> T {
-        try performSingle(.readingIntent(with: url, options: options), reader)
+        try performSingle(url, .reading(options), reader)
     }
 
     /// Writes the item at `url` once no other reader or writer holds it, after its presenters have
@@ -18,7 +18,7 @@ extension Coordinator {
     public func coordinate<T>(
         writingItemAt url: URL, options: WritingOptions = [], byAccessor writer: (URL) throws -> T
     ) throws -> T {
-        try performSingle(.writingIntent(with: url, options: options), writer)
+        try performSingle(url, .writing(options), writer)
     }
 
     /// Reads one item and writes another (for example, copying) in one coordinated access.

@@ -33,7 +33,8 @@ struct PresenterMessenger {
                     writers += registry.presentersInside(access.itemPath).map(\.0)
                 }
                 if access.writingOptions.contains(.forMerging) { savers += concerned }
-                if access.deletes {
+                // A replace of a place where nothing exists deletes nothing: no deletion messages.
+                if access.deletes && access.existedBefore {
                     deleted += registry.presenters(at: access.itemPath).map(\.0)
                     deleted += registry.presentersInside(access.itemPath).map(\.0)
                     let url = URL(fileURLWithPath: access.itemPath)
