@@ -32,7 +32,7 @@ public final class Coordinator: Sendable {
     struct Settings {
         var purpose: String?
         var timeout: Duration?
-        var batchPrepared: [ObjectIdentifier: Int] = [:]
+        var batchPrepared: [PresenterID: Int] = [:]
     }
     let settings = Locked(Settings())
 

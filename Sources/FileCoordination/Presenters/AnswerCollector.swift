@@ -10,13 +10,13 @@ final class AnswerCollector: @unchecked Sendable {
     private let condition = NSCondition()
     private var outstanding: Int
     private var firstError: (any Error)?
-    private var reacquirers: [(any FilePresenter, @Sendable () -> Void)] = []
+    private var reacquirers: [Reacquirer] = []
     private var wokenForCancel = false
 
     init(expecting count: Int) { outstanding = count }
 
     /// Records one answer. Extra answers (a presenter calling its handler twice) are ignored.
-    func answer(error: (any Error)? = nil, reacquirer: (any FilePresenter, @Sendable () -> Void)? = nil) {
+    func answer(error: (any Error)? = nil, reacquirer: Reacquirer? = nil) {
         condition.lock()
         defer { condition.unlock() }
         guard outstanding > 0 else { return }
@@ -28,7 +28,7 @@ final class AnswerCollector: @unchecked Sendable {
 
     /// Blocks until every answer is in. Throws `.presenterFailed` for the first error answered,
     /// `.timedOut` or `.cancelled` as the context says. Returns the reacquirers received.
-    func wait(_ context: WaitContext) throws(CoordinationError) -> [(any FilePresenter, @Sendable () -> Void)] {
+    func wait(_ context: WaitContext) throws(CoordinationError) -> [Reacquirer] {
         let stopObserving = context.onCancel { [self] in
             condition.lock(); wokenForCancel = true; condition.broadcast(); condition.unlock()
         }
@@ -48,14 +48,14 @@ final class AnswerCollector: @unchecked Sendable {
     }
 
     /// Reacquirers received so far (used to give back what was relinquished after a failure).
-    var receivedReacquirers: [(any FilePresenter, @Sendable () -> Void)] {
+    var receivedReacquirers: [Reacquirer] {
         condition.lock()
         defer { condition.unlock() }
         return reacquirers
     }
 }
 
-/// Delivers a message on the presenter's own queue — or at once, when the caller is already
+/// Runs a message on the presenter's own queue — or at once, when the caller is already
 /// running on that queue (waiting for a queue we are blocking would never end).
 func deliver(to presenter: any FilePresenter, _ message: @escaping @Sendable () -> Void) {
     let queue = presenter.presentedItemOperationQueue
