@@ -10,9 +10,10 @@ import Synchronization
 /// is nil are re-read at every look-up until they have one. A presenter whose URL changes any
 /// other way must be removed and added again.
 ///
-/// The registry answers "who presents what"; `PresenterMessenger` decides what they are told,
-/// and `ChangeMonitor` watches the registered items for changes made by other processes.
-/// A later transport for other processes plugs in beside it (see Docs/Coordination.md).
+/// The registry answers "who presents what" (as `PresenterAddress` values: a `PresenterID` and a
+/// path); `PresenterMessenger` decides what they are told and sends it through a
+/// `PresenterDelivery`, and `ChangeMonitor` watches the registered items for changes made by
+/// other processes. A transport for presenters in other processes plugs in beside it.
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
 
