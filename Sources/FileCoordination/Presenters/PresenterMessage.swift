@@ -11,7 +11,7 @@ struct PresenterID: Hashable, Sendable, CustomStringConvertible {
     /// The ID of a presenter object of this process.
     init(_ presenter: any FilePresenter) {
         process = Self.thisProcess
-        number = UInt(bitPattern: ObjectIdentifier(presenter).hashValue)
+        number = UInt(bitPattern: ObjectIdentifier(presenter))
     }
 
     init(process: Int32, number: UInt) {
