@@ -104,4 +104,28 @@ struct PresenterDeliveryTests {
         }
         #expect(answers.value == ["relinquished:true", "completed:true"])
     }
+
+    @Test("a presenter that relinquishes after the asker gave up gets its reacquirer at once")
+    func aLateRelinquishmentIsGivenBack() throws {
+        final class Slow: FilePresenter {
+            let presentedItemURL: URL?
+            let presentedItemOperationQueue = OperationQueue()
+            let go = Signal()
+            let reacquired = Box(false)
+            init(_ url: URL) { presentedItemURL = url }
+            func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+                _ = go.wait()
+                writer { [reacquired] in reacquired.value = true }
+            }
+        }
+        let scratch = try Scratch()
+        let file = scratch.file("slow.txt", contents: "x")
+        let slow = Slow(file)
+        withPresenters([slow]) {
+            #expect(fails(with: "timedOut") { try impatient(100).coordinate(writingItemAt: file) { _ in } })
+        }
+        slow.go.fire()
+        slow.presentedItemOperationQueue.waitUntilAllOperationsAreFinished()
+        #expect(slow.reacquired.value, "the late relinquishment was given back")
+    }
 }

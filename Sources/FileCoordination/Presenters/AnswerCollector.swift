@@ -12,12 +12,19 @@ final class AnswerCollector: @unchecked Sendable {
     private var firstError: (any Error)?
     private var reacquirers: [Reacquirer] = []
     private var wokenForCancel = false
+    /// Set once the asker gave up waiting: a relinquishment answered later is given back at once.
+    private var abandoned = false
 
     init(expecting count: Int) { outstanding = count }
 
     /// Records one answer. Extra answers (a presenter calling its handler twice) are ignored.
     func answer(error: (any Error)? = nil, reacquirer: Reacquirer? = nil) {
         condition.lock()
+        if abandoned {
+            condition.unlock()
+            reacquirer?.send()  // too late: the access is not happening, give the item back
+            return
+        }
         defer { condition.unlock() }
         guard outstanding > 0 else { return }
         outstanding -= 1
@@ -47,10 +54,13 @@ final class AnswerCollector: @unchecked Sendable {
         return reacquirers
     }
 
-    /// Reacquirers received so far (used to give back what was relinquished after a failure).
-    var receivedReacquirers: [Reacquirer] {
+    /// Gives up on the answers still outstanding (after a failure) and returns the reacquirers
+    /// received so far, to be given back; reacquirers answered later are given back at once.
+    func abandon() -> [Reacquirer] {
         condition.lock()
         defer { condition.unlock() }
+        abandoned = true
+        defer { reacquirers.removeAll() }
         return reacquirers
     }
 }

@@ -107,7 +107,7 @@ struct PresenterMessenger {
         do {
             return try collector.wait(context)
         } catch {
-            Self.run(collector.receivedReacquirers)
+            Self.run(collector.abandon())
             throw error
         }
     }
