@@ -79,6 +79,7 @@ func caseName(_ error: CoordinationError) -> String {
     case .lockDirectoryUnusable: return "lockDirectoryUnusable"
     case .lockFailed: return "lockFailed"
     case .invalidRequest: return "invalidRequest"
+    case .itemKeptMoving: return "itemKeptMoving"
     }
 }
 

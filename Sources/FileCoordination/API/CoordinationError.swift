@@ -20,6 +20,11 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     /// The intents passed to ``Coordinator/coordinate(with:queue:byAccessor:)`` are not valid
     /// (for example, more than one writing option at once, or no intent at all).
     case invalidRequest(String)
+    /// While this coordination waited, other coordinators moved the item (``Coordinator/item(at:didMoveTo:)``)
+    /// again and again: each time it locked the item where it had gone, then found it moved once
+    /// more. After 8 such moves in a row it gives up rather than chase the item for ever. The URL is
+    /// where the item was last seen. Nothing is wrong with the item; trying again later usually works.
+    case itemKeptMoving(URL)
 
     /// What went wrong and, where it helps, what to do about it.
     public var description: String {
@@ -34,6 +39,8 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .lockFailed(let path, let code):
             return "Could not lock \(path): \(Errno(rawValue: code).message) (errno \(code))."
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
+        case .itemKeptMoving(let url):
+            return "The item kept being moved by other coordinators while this coordination waited for it (last seen at \(url.path)); it was not accessed. Try again."
         }
     }
     /// The same text as ``description``.

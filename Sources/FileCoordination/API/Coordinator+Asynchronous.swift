@@ -6,8 +6,10 @@ extension Coordinator {
     /// released when it returns). If the coordination fails, `accessor` runs on `queue` with the
     /// ``CoordinationError`` and no lock is held.
     ///
-    /// Deviation from Apple: ``FileAccessIntent`` is a value type, so a moved item's new URL is not
-    /// visible through the caller's intents here; use the `async` variant to receive updated intents.
+    /// As with Apple's, read each intent's ``FileAccessIntent/url`` inside `accessor`: it is set,
+    /// before `accessor` runs, to the URL to use — the item's new place if a coordinated move moved
+    /// it while this call waited, a link's target for `.resolvesSymbolicLink`, the snapshot for
+    /// `.forUploading`.
     public func coordinate(
         with intents: [FileAccessIntent], queue: OperationQueue,
         byAccessor accessor: @escaping @Sendable ((any Error)?) -> Void
@@ -27,8 +29,8 @@ extension Coordinator {
     }
 
     /// Coordinates every intent, suspending (not blocking) the calling task while waiting, then runs
-    /// `accessor` on a thread of its own with the intents (their `url`s updated if an item moved
-    /// while waiting) while all the locks are held, and returns its result.
+    /// `accessor` on a thread of its own with the same intent objects (their `url`s updated, as for
+    /// the queue variant) while all the locks are held, and returns its result.
     ///
     /// Cancelling the calling `Task` ends the wait with ``CoordinationError/cancelled``; once the
     /// accessor has started it runs to completion. Throws ``CoordinationError`` when the

@@ -26,7 +26,7 @@ extension Coordinator {
                                            requester: effectiveOwner, context: context)
         let accesses = ResolvedAccess.resolve(intents)
         let reacquirers = try messenger.prepare(accesses)
-        let prepared = messenger.concernedPresenters(accesses).map(ObjectIdentifier.init)
+        let prepared = messenger.concernedPresenters(accesses)
         settings.withLock { settings in for id in prepared { settings.batchPrepared[id, default: 0] += 1 } }
         let once = AnswerOnce()
         let completion: @Sendable () -> Void = { [self] in

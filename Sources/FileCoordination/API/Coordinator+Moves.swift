@@ -12,19 +12,8 @@ extension Coordinator {
         CanonicalPath.invalidate(under: oldPath)
         let newPath = CanonicalPath.of(newURL)
         MoveLog.record(from: oldPath, to: newPath)
-        let registry = PresenterRegistry.shared
-        guard !registry.isEmpty else { return }
-        let own = filePresenter.map(ObjectIdentifier.init)
-        for (presenter, _, destination) in registry.move(from: oldPath, to: newPath)
-        where ObjectIdentifier(presenter) != own {
-            let url = URL(fileURLWithPath: destination)
-            deliver(to: presenter) { presenter.presentedItemDidMove(to: url) }
-        }
-        var told = Set<ObjectIdentifier>()
-        let containing = registry.presentersOfAncestors(of: oldPath) + registry.presentersOfAncestors(of: newPath)
-        for (presenter, _) in containing where ObjectIdentifier(presenter) != own {
-            guard told.insert(ObjectIdentifier(presenter)).inserted else { continue }
-            deliver(to: presenter) { presenter.presentedSubitem(at: oldURL, didMoveTo: newURL) }
-        }
+        let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter, requester: owner,
+                                           context: WaitContext(timeout: nil, token: cancellation))
+        messenger.announceMove(from: oldPath, to: newPath, oldURL: oldURL, newURL: newURL)
     }
 }

@@ -3,22 +3,25 @@ import Foundation
 extension Coordinator {
     /// Reads the item at `url` once no writer holds it, after its presenters have relinquished it
     /// (and saved, unless `.withoutChanges`). `reader` runs on the calling thread with the URL to
-    /// use. Throws ``CoordinationError`` if the wait fails (then `reader` is not run); rethrows what
+    /// use: if a coordinated move (``item(at:didMoveTo:)``) moved the item while this call waited,
+    /// that is the item's new place (an item moved more than 8 times in a row while waiting throws
+    /// ``CoordinationError/itemKeptMoving(_:)``). Throws ``CoordinationError`` if the wait fails (then `reader` is not run); rethrows what
     /// `reader` throws.
     public func coordinate<T>(
         readingItemAt url: URL, options: ReadingOptions = [], byAccessor reader: (URL) throws -> T
     ) throws -> T {
-        try performSingle(.readingIntent(with: url, options: options), reader)
+        try performSingle(url, .reading(options), reader)
     }
 
     /// Writes the item at `url` once no other reader or writer holds it, after its presenters have
     /// relinquished it (and accommodated a deletion, or saved for `.forMerging`). `writer` runs on
-    /// the calling thread. Presenters are told about the change afterwards. Throws
+    /// the calling thread with the URL to use (the new place if the item was moved while this call
+    /// waited, as for reads). Presenters are told about the change afterwards. Throws
     /// ``CoordinationError`` if the wait fails (then `writer` is not run); rethrows what `writer` throws.
     public func coordinate<T>(
         writingItemAt url: URL, options: WritingOptions = [], byAccessor writer: (URL) throws -> T
     ) throws -> T {
-        try performSingle(.writingIntent(with: url, options: options), writer)
+        try performSingle(url, .writing(options), writer)
     }
 
     /// Reads one item and writes another (for example, copying) in one coordinated access.

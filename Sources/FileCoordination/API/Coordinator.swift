@@ -32,7 +32,7 @@ public final class Coordinator: Sendable {
     struct Settings {
         var purpose: String?
         var timeout: Duration?
-        var batchPrepared: [ObjectIdentifier: Int] = [:]
+        var batchPrepared: [PresenterID: Int] = [:]
     }
     let settings = Locked(Settings())
 
@@ -47,21 +47,33 @@ public final class Coordinator: Sendable {
     /// others. Defaults to a string unique to this coordinator. Reading or setting it makes the
     /// coordinator use the (slightly slower) group protocol for the locks it takes afterwards,
     /// since the identifier may then be shared.
+    ///
+    /// Reading and setting are atomic together: the identifier returned and the one the locks use
+    /// are always the same, even when several threads read and set it at once (the last write wins
+    /// for both).
     public var purposeIdentifier: String {
         get {
             // Made on first use: most coordinators never need one, and a UUID costs a syscall.
-            let purpose = settings.withLock { settings in
-                if let purpose = settings.purpose { return purpose }
-                let made = UUID().uuidString
-                settings.purpose = made
-                return made
+            // The lock owner is switched inside the settings lock, so a concurrent setter cannot
+            // leave the owner with a different purpose than the one stored (lock order: settings,
+            // then the owner's state; the owner never takes the settings lock).
+            settings.withLock { settings in
+                let purpose: String
+                if let existing = settings.purpose {
+                    purpose = existing
+                } else {
+                    purpose = UUID().uuidString
+                    settings.purpose = purpose
+                }
+                owner.setGroup(purpose)
+                return purpose
             }
-            owner.setGroup(purpose)
-            return purpose
         }
         set {
-            settings.withLock { $0.purpose = newValue }
-            owner.setGroup(newValue)
+            settings.withLock { settings in
+                settings.purpose = newValue
+                owner.setGroup(newValue)
+            }
         }
     }
 

@@ -11,7 +11,7 @@ struct CoordinatedAccess: Sendable {
     let reacquirers: PresenterMessenger.Reacquirers
     let messenger: PresenterMessenger
     /// Snapshots made for `.forUploading` reads, removed in `end`.
-    var snapshots: [URL: URL] = [:]
+    var snapshots: [String: URL] = [:]
 
     static func begin(
         _ intents: [FileAccessIntent], coordinator: Coordinator, taskToken: CancellationToken? = nil
@@ -19,9 +19,9 @@ struct CoordinatedAccess: Sendable {
         try validate(intents)
         let context = WaitContext(timeout: coordinator.timeout, token: coordinator.cancellation, taskToken: taskToken)
         try context.check()
-        var intents = intents
+        var lastMoved = intents[0].url
         // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
-        for _ in 0..<8 {
+        for _ in 0...MoveLog.retryLimit {
             let sequence = MoveLog.sequence
             let accesses = ResolvedAccess.resolve(intents)
             let owner = coordinator.effectiveOwner
@@ -32,6 +32,7 @@ struct CoordinatedAccess: Sendable {
                     held.release()
                     for index in intents.indices where moved[index] != accesses[index].itemPath {
                         intents[index].url = CanonicalPath.url(for: moved[index])
+                        lastMoved = intents[index].url
                     }
                     continue
                 }
@@ -56,23 +57,25 @@ struct CoordinatedAccess: Sendable {
                 access.end()
                 throw error
             }
+            access.publishURLs()
             return access
         }
-        throw .timedOut
+        throw .itemKeptMoving(lastMoved)
     }
 
     /// The URL the accessor gets for each intent.
     var urls: [URL] {
         if snapshots.isEmpty { return accesses.map(\.accessorURL) }
-        return accesses.map { snapshots[$0.intent.url] ?? $0.accessorURL }
+        return accesses.map { snapshots[$0.itemPath] ?? $0.accessorURL }
     }
 
-    var intents: [FileAccessIntent] {
-        accesses.map { access in
-            var intent = access.intent
-            intent.url = snapshots[access.intent.url] ?? access.accessorURL
-            return intent
-        }
+    /// The caller's intents; `publishURLs` has set their `url`s to what the accessor must use.
+    var intents: [FileAccessIntent] { accesses.map(\.intent) }
+
+    /// Sets each intent's `url` to the URL its accessor gets (moved, link resolved, snapshot),
+    /// once, before the accessor runs — the only moment `FileAccessIntent.url` changes after the wait.
+    private func publishURLs() {
+        for (access, url) in zip(accesses, urls) where access.intent.url != url { access.intent.url = url }
     }
 
     /// Runs `accessor` with this thread's claims recorded (for deadlock detection).
@@ -97,7 +100,7 @@ struct CoordinatedAccess: Sendable {
         let uploads = accesses.filter { $0.readingOptions.contains(.forUploading) && !$0.isWrite }
         guard !uploads.isEmpty else { return }
         for access in uploads {
-            snapshots[access.intent.url] = try UploadSnapshot.make(of: access.accessorURL, isDirectory: access.isDirectory)
+            snapshots[access.itemPath] = try UploadSnapshot.make(of: access.accessorURL, isDirectory: access.isDirectory)
         }
         // The original is released early when every intent was an upload read.
         if uploads.count == accesses.count { held.release() }

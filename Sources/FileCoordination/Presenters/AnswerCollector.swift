@@ -10,14 +10,21 @@ final class AnswerCollector: @unchecked Sendable {
     private let condition = NSCondition()
     private var outstanding: Int
     private var firstError: (any Error)?
-    private var reacquirers: [(any FilePresenter, @Sendable () -> Void)] = []
+    private var reacquirers: [Reacquirer] = []
     private var wokenForCancel = false
+    /// Set once the asker gave up waiting: a relinquishment answered later is given back at once.
+    private var abandoned = false
 
     init(expecting count: Int) { outstanding = count }
 
     /// Records one answer. Extra answers (a presenter calling its handler twice) are ignored.
-    func answer(error: (any Error)? = nil, reacquirer: (any FilePresenter, @Sendable () -> Void)? = nil) {
+    func answer(error: (any Error)? = nil, reacquirer: Reacquirer? = nil) {
         condition.lock()
+        if abandoned {
+            condition.unlock()
+            reacquirer?.send()  // too late: the access is not happening, give the item back
+            return
+        }
         defer { condition.unlock() }
         guard outstanding > 0 else { return }
         outstanding -= 1
@@ -28,7 +35,7 @@ final class AnswerCollector: @unchecked Sendable {
 
     /// Blocks until every answer is in. Throws `.presenterFailed` for the first error answered,
     /// `.timedOut` or `.cancelled` as the context says. Returns the reacquirers received.
-    func wait(_ context: WaitContext) throws(CoordinationError) -> [(any FilePresenter, @Sendable () -> Void)] {
+    func wait(_ context: WaitContext) throws(CoordinationError) -> [Reacquirer] {
         let stopObserving = context.onCancel { [self] in
             condition.lock(); wokenForCancel = true; condition.broadcast(); condition.unlock()
         }
@@ -47,15 +54,18 @@ final class AnswerCollector: @unchecked Sendable {
         return reacquirers
     }
 
-    /// Reacquirers received so far (used to give back what was relinquished after a failure).
-    var receivedReacquirers: [(any FilePresenter, @Sendable () -> Void)] {
+    /// Gives up on the answers still outstanding (after a failure) and returns the reacquirers
+    /// received so far, to be given back; reacquirers answered later are given back at once.
+    func abandon() -> [Reacquirer] {
         condition.lock()
         defer { condition.unlock() }
+        abandoned = true
+        defer { reacquirers.removeAll() }
         return reacquirers
     }
 }
 
-/// Delivers a message on the presenter's own queue — or at once, when the caller is already
+/// Runs a message on the presenter's own queue — or at once, when the caller is already
 /// running on that queue (waiting for a queue we are blocking would never end).
 func deliver(to presenter: any FilePresenter, _ message: @escaping @Sendable () -> Void) {
     let queue = presenter.presentedItemOperationQueue

@@ -6,6 +6,10 @@ enum MoveLog {
     private static let state = Locked<(sequence: Int, moves: [(sequence: Int, old: String, new: String)])>((0, []))
     private static let limit = 256
 
+    /// How many times one coordination locks an item again after finding it moved while it
+    /// waited, before giving up with ``CoordinationError/itemKeptMoving(_:)``.
+    static let retryLimit = 8
+
     /// Mirrors `state.sequence` so the common "nothing moved" check takes no lock.
     private static let published = Atomic<Int>(0)
 

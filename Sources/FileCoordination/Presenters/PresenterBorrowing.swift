@@ -1,31 +1,74 @@
 import Synchronization
 
-/// While a presenter is answering `savePresentedItemChanges` or an accommodate-deletion request,
-/// the coordinations it makes itself (through a coordinator created with that presenter) act on
+/// While a presenter answers `savePresentedItemChanges` or an accommodate-deletion request, the
+/// coordinations it makes itself (through a coordinator created with that presenter) act on
 /// behalf of the coordinator that asked — they join its locks instead of waiting for them.
 ///
 /// Without this, a document asked to save by a reader would wait forever for that reader's lock
 /// to write its changes. Apple's coordinator behaves the same way.
+///
+/// Two tables, joined only by a `BorrowToken` (a number carried in the request):
+/// - `LockLending` (the asker's side): token → the asker's lock owner, while it waits for answers;
+/// - `PresenterBorrowing` (the presenter's side): presenter → the tokens of the requests it is
+///   answering right now.
+/// A presenter's coordinator finds its presenter's latest token still lent and joins that owner.
+/// Nothing here depends on the asker and the presenter sharing an object: a token that does not
+/// resolve (its lending ended, or it came from another process) simply lends nothing.
 enum PresenterBorrowing {
-    private static let lenders = Locked<[ObjectIdentifier: (owner: LockOwner, depth: Int)]>([:])
+    private static let answering = Locked<[PresenterID: [BorrowToken]]>([:])
+    /// How many presenters answer under a token now: lets `owner(for:)` skip the lock when none do.
+    private static let activeCount = Atomic<Int>(0)
 
-    static func begin(_ presenter: any FilePresenter, lendingTo owner: LockOwner) {
-        lenders.withLock { lenders in
-            let id = ObjectIdentifier(presenter)
-            lenders[id] = (owner, (lenders[id]?.depth ?? 0) + 1)
+    /// The presenter starts answering a request that carries `token`.
+    static func begin(_ presenter: PresenterID, token: BorrowToken) {
+        answering.withLock { answering in
+            answering[presenter, default: []].append(token)
+            activeCount.store(answering.count, ordering: .releasing)
         }
     }
 
-    static func end(_ presenter: any FilePresenter) {
-        lenders.withLock { lenders in
-            let id = ObjectIdentifier(presenter)
-            guard let entry = lenders[id] else { return }
-            if entry.depth <= 1 { lenders.removeValue(forKey: id) } else { lenders[id] = (entry.owner, entry.depth - 1) }
+    /// The presenter answered the request that carried `token`.
+    static func end(_ presenter: PresenterID, token: BorrowToken) {
+        answering.withLock { answering in
+            guard var tokens = answering[presenter], let index = tokens.lastIndex(of: token) else { return }
+            tokens.remove(at: index)
+            answering[presenter] = tokens.isEmpty ? nil : tokens
+            activeCount.store(answering.count, ordering: .releasing)
         }
     }
 
-    /// The owner a coordinator for `presenter` should act as right now, if it is borrowing one.
+    /// The owner a coordinator for `presenter` should act as right now, if it is borrowing one:
+    /// the owner of the latest request it answers whose lending has not ended.
     static func owner(for presenter: any FilePresenter) -> LockOwner? {
-        lenders.withLock { $0[ObjectIdentifier(presenter)]?.owner }
+        guard activeCount.load(ordering: .acquiring) > 0 else { return nil }
+        let tokens = answering.withLock { $0[PresenterID(presenter)] } ?? []
+        for token in tokens.reversed() {
+            if let owner = LockLending.owner(token) { return owner }
+        }
+        return nil
+    }
+}
+
+/// The asker's side of lock borrowing: which lock owner each outstanding `BorrowToken` names.
+enum LockLending {
+    private static let state = Locked<(next: UInt64, owners: [UInt64: LockOwner])>((0, [:]))
+
+    /// Lends `owner` until `end` is called; the token goes into the requests.
+    static func lend(_ owner: LockOwner) -> BorrowToken {
+        state.withLock { state in
+            state.next += 1
+            state.owners[state.next] = owner
+            return BorrowToken(value: state.next)
+        }
+    }
+
+    /// Ends the lending: presenters still answering no longer join the asker's locks (the asker
+    /// is giving them up, after a failure or once every answer is in).
+    static func end(_ token: BorrowToken) {
+        _ = state.withLock { $0.owners.removeValue(forKey: token.value) }
+    }
+
+    static func owner(_ token: BorrowToken) -> LockOwner? {
+        state.withLock { $0.owners[token.value] }
     }
 }

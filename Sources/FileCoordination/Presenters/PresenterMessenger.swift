@@ -1,18 +1,32 @@
 import Foundation
+import Glibc
 import Synchronization
 
-/// Decides which presenters are told what about a coordinated access, delivers the messages on
-/// their queues, and waits for their answers (Apple's rules; see Docs/Coordination.md, "Who is
-/// told what"). The coordinator's own presenter is never messaged about its own accesses.
+/// Decides which presenters are told what about a coordinated access, sends each message as a
+/// `PresenterRequest` value through one `PresenterDelivery`, and waits for the answers (Apple's
+/// rules; see Docs/Coordination.md, "Who is told what"). Every message a coordinator sends goes
+/// through here: accesses, batches (`prepare(forReadingItemsAt:…)`) and moves
+/// (`item(at:didMoveTo:)`). The coordinator's own presenter is never messaged about its own
+/// accesses.
 struct PresenterMessenger {
     let registry: PresenterRegistry
-    let ownPresenter: (any FilePresenter)?
+    let ownPresenter: PresenterID?
     let requester: LockOwner
     let context: WaitContext
+    let delivery: any PresenterDelivery
     /// Presenters already prepared by a `prepare(forReadingItemsAt:…)` batch of this coordinator.
-    var alreadyPrepared: Set<ObjectIdentifier> = []
+    var alreadyPrepared: Set<PresenterID> = []
 
-    typealias Reacquirers = [(any FilePresenter, @Sendable () -> Void)]
+    typealias Reacquirers = [Reacquirer]
+
+    init(registry: PresenterRegistry, ownPresenter: (any FilePresenter)?, requester: LockOwner,
+         context: WaitContext, delivery: (any PresenterDelivery)? = nil) {
+        self.registry = registry
+        self.ownPresenter = ownPresenter.map(PresenterID.init)
+        self.requester = requester
+        self.context = context
+        self.delivery = delivery ?? (registry === PresenterRegistry.shared ? InProcessDelivery.shared : InProcessDelivery(registry: registry))
+    }
 
     // MARK: Before the accessor
 
@@ -20,24 +34,25 @@ struct PresenterMessenger {
     /// for every answer. On failure, the reacquirers already received are run before throwing.
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
         guard !registry.isEmpty else { return [] }
-        var readers: [any FilePresenter] = []
-        var writers: [any FilePresenter] = []
-        var savers: [any FilePresenter] = []
-        var deleted: [any FilePresenter] = []
-        var subitemDeletions: [(any FilePresenter, URL)] = []
+        var readers: [PresenterAddress] = []
+        var writers: [PresenterAddress] = []
+        var savers: [PresenterAddress] = []
+        var deleted: [PresenterAddress] = []
+        var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             let concerned = presentersConcerned(by: access)
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
-                    writers += registry.presentersInside(access.itemPath).map(\.0)
+                    writers += registry.addressesInside(access.itemPath)
                 }
                 if access.writingOptions.contains(.forMerging) { savers += concerned }
-                if access.deletes {
-                    deleted += registry.presenters(at: access.itemPath).map(\.0)
-                    deleted += registry.presentersInside(access.itemPath).map(\.0)
+                // A replace of a place where nothing exists deletes nothing: no deletion messages.
+                if access.deletes && access.existedBefore {
+                    deleted += registry.addresses(at: access.itemPath)
+                    deleted += registry.addressesInside(access.itemPath)
                     let url = CanonicalPath.url(for: access.itemPath)
-                    subitemDeletions += registry.presentersOfAncestors(of: access.itemPath).map { ($0.0, url) }
+                    subitemDeletions += registry.addressesOfAncestors(of: access.itemPath).map { ($0, url) }
                 }
             } else {
                 readers += concerned
@@ -50,13 +65,9 @@ struct PresenterMessenger {
         do {
             reacquirers += try relinquish(unique(readers), toWriter: false)
             reacquirers += try relinquish(unique(writers), toWriter: true)
-            try ask(unique(savers)) { presenter, answer in presenter.savePresentedItemChanges(completionHandler: answer) }
-            try ask(unique(deleted)) { presenter, answer in presenter.accommodatePresentedItemDeletion(completionHandler: answer) }
-            try ask(subitemDeletions.filter { !isOwn($0.0) && ownPresenter !== $0.0 }.map { pair in
-                (pair.0, { (answer: @escaping @Sendable ((any Error)?) -> Void) in
-                    pair.0.accommodatePresentedSubitemDeletion(at: pair.1, completionHandler: answer)
-                })
-            })
+            try ask(unique(savers).map { ($0, .saveChanges) })
+            try ask(unique(deleted).map { ($0, .accommodateDeletion) })
+            try ask(subitemDeletions.filter { !isOwn($0.0) }.map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })
         } catch {
             Self.run(reacquirers)
             throw error
@@ -65,79 +76,59 @@ struct PresenterMessenger {
     }
 
     /// Every presenter a batch of accesses relinquishes (for `prepare(forReadingItemsAt:…)`).
-    func concernedPresenters(_ accesses: [ResolvedAccess]) -> [any FilePresenter] {
+    func concernedPresenters(_ accesses: [ResolvedAccess]) -> [PresenterID] {
         guard !registry.isEmpty else { return [] }
-        return unique(accesses.flatMap { presentersConcerned(by: $0) })
+        return unique(accesses.flatMap { presentersConcerned(by: $0) }).map(\.id)
     }
 
     /// Presenters of the item, of the package that contains it, and of items inside that package.
-    private func presentersConcerned(by access: ResolvedAccess) -> [any FilePresenter] {
-        var result = registry.presenters(at: access.itemPath).map(\.0)
+    private func presentersConcerned(by access: ResolvedAccess) -> [PresenterAddress] {
+        var result = registry.addresses(at: access.itemPath)
         if access.isInsidePackage || PackageExtensions.isPackage(access.lockPath) {
-            if access.isInsidePackage { result += registry.presenters(at: access.lockPath).map(\.0) }
-            result += registry.presentersInside(access.lockPath).map(\.0)
+            if access.isInsidePackage { result += registry.addresses(at: access.lockPath) }
+            result += registry.addressesInside(access.lockPath)
         }
         return result
     }
 
-    private func relinquish(_ presenters: [any FilePresenter], toWriter: Bool) throws(CoordinationError) -> Reacquirers {
+    private func relinquish(_ presenters: [PresenterAddress], toWriter: Bool) throws(CoordinationError) -> Reacquirers {
         guard !presenters.isEmpty else { return [] }
         let collector = AnswerCollector(expecting: presenters.count)
-        for presenter in presenters {
-            deliver(to: presenter) {
-                let answer: @Sendable ((@Sendable () -> Void)?) -> Void = { reacquirer in
-                    collector.answer(reacquirer: reacquirer.map { (presenter, $0) })
-                }
-                if toWriter {
-                    presenter.relinquishPresentedItem(toWriter: answer)
-                } else {
-                    presenter.relinquishPresentedItem(toReader: answer)
-                }
+        let delivery = self.delivery
+        for address in presenters {
+            let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
+                                           message: toWriter ? .relinquishToWriter : .relinquishToReader, borrow: nil)
+            delivery.send(request) { answer in
+                guard case .relinquished(let id) = answer else { return collector.answer() }
+                collector.answer(reacquirer: id.map {
+                    Reacquirer(presenter: address.id, presentedPath: address.path, id: $0, delivery: delivery)
+                })
             }
         }
         do {
             return try collector.wait(context)
         } catch {
-            Self.run(collector.receivedReacquirers)
+            Self.run(collector.abandon())
             throw error
         }
-    }
-
-    private func ask(
-        _ presenters: [any FilePresenter],
-        _ message: @escaping @Sendable (any FilePresenter, @escaping @Sendable ((any Error)?) -> Void) -> Void
-    ) throws(CoordinationError) {
-        try ask(presenters.map { presenter in
-            (presenter, { (answer: @escaping @Sendable ((any Error)?) -> Void) in message(presenter, answer) })
-        })
     }
 
     /// Sends requests that answer through a completion handler. While a presenter works on one,
-    /// its own coordinations join the requester's locks (`PresenterBorrowing`).
-    private func ask(_ requests: [(any FilePresenter, @Sendable (@escaping @Sendable ((any Error)?) -> Void) -> Void)]) throws(CoordinationError) {
+    /// its own coordinations join the requester's locks: the request carries a `BorrowToken` for
+    /// them, lent until every answer is in (or the wait fails).
+    private func ask(_ requests: [(PresenterAddress, PresenterMessage)]) throws(CoordinationError) {
         guard !requests.isEmpty else { return }
         let collector = AnswerCollector(expecting: requests.count)
-        let requester = self.requester
-        let answers = requests.map { _ in AnswerOnce() }
-        for ((presenter, request), answered) in zip(requests, answers) {
-            PresenterBorrowing.begin(presenter, lendingTo: requester)
-            deliver(to: presenter) {
-                request { error in
-                    guard answered.first() else { return }
-                    PresenterBorrowing.end(presenter)
-                    collector.answer(error: error)
-                }
+        let token = LockLending.lend(requester)
+        defer { LockLending.end(token) }
+        for (address, message) in requests {
+            let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
+                                           message: message, borrow: message.lendsLocks ? token : nil)
+            delivery.send(request) { answer in
+                if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
         }
-        do {
-            _ = try collector.wait(context)
-        } catch {
-            // Presenters that never answered stop borrowing our locks: we are giving them up.
-            for ((presenter, _), answered) in zip(requests, answers) where answered.first() {
-                PresenterBorrowing.end(presenter)
-            }
-            throw error
-        }
+        _ = try collector.wait(context)
     }
 
     // MARK: After the accessor
@@ -147,43 +138,55 @@ struct PresenterMessenger {
         guard !registry.isEmpty else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
             let url = CanonicalPath.url(for: access.itemPath)
-            for (presenter, _) in registry.presenters(at: access.itemPath) where !isOwn(presenter) {
-                deliver(to: presenter) { presenter.presentedItemDidChange() }
+            for address in registry.addresses(at: access.itemPath) where !isOwn(address) {
+                notify(address, .itemDidChange)
             }
             if access.isInsidePackage {
-                for (presenter, _) in registry.presenters(at: access.lockPath) where !isOwn(presenter) {
-                    deliver(to: presenter) { presenter.presentedItemDidChange() }
+                for address in registry.addresses(at: access.lockPath) where !isOwn(address) {
+                    notify(address, .itemDidChange)
                 }
             }
-            let appeared = !access.existedBefore && FileManager.default.fileExists(atPath: access.itemPath)
-            for (presenter, _) in registry.presentersOfAncestors(of: access.itemPath) where !isOwn(presenter) {
-                if appeared {
-                    deliver(to: presenter) { presenter.presentedSubitemDidAppear(at: url) }
-                } else {
-                    deliver(to: presenter) { presenter.presentedSubitemDidChange(at: url) }
-                }
+            let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
+            for address in registry.addressesOfAncestors(of: access.itemPath) where !isOwn(address) {
+                notify(address, appeared ? .subitemDidAppear(at: url) : .subitemDidChange(at: url))
             }
         }
     }
 
-    /// Runs reacquirers on their presenters' queues.
-    static func run(_ reacquirers: Reacquirers) {
-        for (presenter, reacquirer) in reacquirers {
-            presenter.presentedItemOperationQueue.addOperation(reacquirer)
+    /// Announces a coordinated move (``Coordinator/item(at:didMoveTo:)``): re-keys the presenters
+    /// of the item and of everything inside it and tells them their new URLs, then tells the
+    /// presenters of the directories around the old and new places. The own presenter is
+    /// re-keyed but not told.
+    func announceMove(from oldPath: String, to newPath: String, oldURL: URL, newURL: URL) {
+        guard !registry.isEmpty else { return }
+        for moved in registry.move(from: oldPath, to: newPath) where moved.id != ownPresenter {
+            notify(PresenterAddress(id: moved.id, path: moved.new), .itemDidMove(to: CanonicalPath.url(for: moved.new)))
         }
+        var told = Set<PresenterID>()
+        let containing = registry.addressesOfAncestors(of: oldPath) + registry.addressesOfAncestors(of: newPath)
+        for address in containing where address.id != ownPresenter && told.insert(address.id).inserted {
+            notify(address, .subitemDidMove(from: oldURL, to: newURL))
+        }
+    }
+
+    private func notify(_ address: PresenterAddress, _ message: PresenterMessage) {
+        delivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path, message: message, borrow: nil), answer: nil)
+    }
+
+    /// Sends the reacquirers back to their presenters (each runs on its presenter's queue).
+    static func run(_ reacquirers: Reacquirers) {
+        for reacquirer in reacquirers { reacquirer.send() }
     }
 
     // MARK: Helpers
 
-    private func isOwn(_ presenter: any FilePresenter) -> Bool {
-        if alreadyPrepared.contains(ObjectIdentifier(presenter)) { return true }
-        guard let ownPresenter else { return false }
-        return ownPresenter === presenter
+    private func isOwn(_ address: PresenterAddress) -> Bool {
+        alreadyPrepared.contains(address.id) || address.id == ownPresenter
     }
 
-    private func unique(_ presenters: [any FilePresenter]) -> [any FilePresenter] {
-        var seen = Set<ObjectIdentifier>()
-        return presenters.filter { !isOwn($0) && seen.insert(ObjectIdentifier($0)).inserted }
+    private func unique(_ presenters: [PresenterAddress]) -> [PresenterAddress] {
+        var seen = Set<PresenterID>()
+        return presenters.filter { !isOwn($0) && seen.insert($0.id).inserted }
     }
 }
 

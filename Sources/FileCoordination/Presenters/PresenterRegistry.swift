@@ -10,9 +10,10 @@ import Synchronization
 /// is nil are re-read at every look-up until they have one. A presenter whose URL changes any
 /// other way must be removed and added again.
 ///
-/// The registry answers "who presents what"; `PresenterMessenger` decides what they are told,
-/// and `ChangeMonitor` watches the registered items for changes made by other processes.
-/// A later transport for other processes plugs in beside it (see Docs/Coordination.md).
+/// The registry answers "who presents what" (as `PresenterAddress` values: a `PresenterID` and a
+/// path); `PresenterMessenger` decides what they are told and sends it through a
+/// `PresenterDelivery`, and `ChangeMonitor` watches the registered items for changes made by
+/// other processes. A transport for presenters in other processes plugs in beside it.
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
 
@@ -23,9 +24,9 @@ final class PresenterRegistry: Sendable {
     }
 
     private struct State {
-        var entries: [ObjectIdentifier: Registered] = [:]
-        var byPath: [String: [ObjectIdentifier]] = [:]
-        var unplaced: Set<ObjectIdentifier> = []
+        var entries: [PresenterID: Registered] = [:]
+        var byPath: [String: [PresenterID]] = [:]
+        var unplaced: Set<PresenterID> = []
         /// How many presenters are indexed under each path, by the path's stable hash: lets
         /// `mayConcern` test a path and all its ancestors without building any string.
         var pathHashes: [UInt64: Int] = [:]
@@ -58,7 +59,7 @@ final class PresenterRegistry: Sendable {
     }
 
     func add(_ presenter: any FilePresenter) {
-        let id = ObjectIdentifier(presenter)
+        let id = PresenterID(presenter)
         let path = presenter.presentedItemURL.map(CanonicalPath.of)
         state.withLock { state in
             if state.entries[id] != nil { Self.unindex(id, in: &state) }
@@ -69,7 +70,7 @@ final class PresenterRegistry: Sendable {
     }
 
     func remove(_ presenter: any FilePresenter) {
-        let id = ObjectIdentifier(presenter)
+        let id = PresenterID(presenter)
         state.withLock { state in
             Self.unindex(id, in: &state)
             state.entries.removeValue(forKey: id)
@@ -81,6 +82,11 @@ final class PresenterRegistry: Sendable {
         state.withLock { state in state.entries.values.compactMap(\.presenter) }
     }
 
+    /// The registered presenter with this ID, if it is still alive.
+    func presenter(_ id: PresenterID) -> (any FilePresenter)? {
+        state.withLock { $0.entries[id]?.presenter }
+    }
+
     /// Presenters of exactly `path`.
     func presenters(at path: String) -> [(any FilePresenter, String)] {
         guard !isEmpty else { return [] }
@@ -88,38 +94,43 @@ final class PresenterRegistry: Sendable {
         return state.withLock { state in Self.lookup(path, in: state) }
     }
 
-    /// Presenters of the directories that contain `path`, nearest first.
-    func presentersOfAncestors(of path: String) -> [(any FilePresenter, String)] {
+    /// Addresses of the presenters of exactly `path`.
+    func addresses(at path: String) -> [PresenterAddress] {
+        guard !isEmpty else { return [] }
+        placeUnplaced()
+        return state.withLock { state in Self.addresses(path, in: state) }
+    }
+
+    /// Addresses of the presenters of the directories that contain `path`, nearest first.
+    func addressesOfAncestors(of path: String) -> [PresenterAddress] {
         guard !isEmpty else { return [] }
         placeUnplaced()
         let ancestors = CanonicalPath.selfAndAncestors(path).dropLast().reversed()
-        return state.withLock { state in ancestors.flatMap { Self.lookup($0, in: state) } }
+        return state.withLock { state in ancestors.flatMap { Self.addresses($0, in: state) } }
     }
 
-    /// Presenters of items strictly inside the directory `path`.
-    func presentersInside(_ path: String) -> [(any FilePresenter, String)] {
+    /// Addresses of the presenters of items strictly inside the directory `path`.
+    func addressesInside(_ path: String) -> [PresenterAddress] {
         guard !isEmpty else { return [] }
         placeUnplaced()
         return state.withLock { state in
-            state.byPath.keys.filter { CanonicalPath.isInside($0, path) }.sorted().flatMap { Self.lookup($0, in: state) }
+            state.byPath.keys.filter { CanonicalPath.isInside($0, path) }.sorted().flatMap { Self.addresses($0, in: state) }
         }
     }
 
     /// Re-keys every presenter at or inside `oldPath` to the same place under `newPath`.
-    /// Returns the presenters moved, with their new paths.
+    /// Returns the presenters moved, with their old and new paths.
     @discardableResult
-    func move(from oldPath: String, to newPath: String) -> [(any FilePresenter, old: String, new: String)] {
+    func move(from oldPath: String, to newPath: String) -> [(id: PresenterID, old: String, new: String)] {
         state.withLock { state in
-            var moved: [(any FilePresenter, old: String, new: String)] = []
+            var moved: [(id: PresenterID, old: String, new: String)] = []
             for key in state.byPath.keys where key == oldPath || CanonicalPath.isInside(key, oldPath) {
                 let destination = newPath + key.dropFirst(oldPath.count)
-                for id in state.byPath[key] ?? [] {
-                    guard let presenter = state.entries[id]?.presenter else { continue }
-                    moved.append((presenter, key, destination))
+                for id in state.byPath[key] ?? [] where state.entries[id]?.presenter != nil {
+                    moved.append((id, key, destination))
                 }
             }
-            for (presenter, _, destination) in moved {
-                let id = ObjectIdentifier(presenter)
+            for (id, _, destination) in moved {
                 Self.unindex(id, in: &state)
                 state.entries[id]?.path = destination
                 Self.index(id, path: destination, in: &state)
@@ -130,12 +141,17 @@ final class PresenterRegistry: Sendable {
 
     // MARK: Index upkeep (call with the lock held)
 
+    private static func addresses(_ path: String, in state: State) -> [PresenterAddress] {
+        guard let ids = state.byPath[path] else { return [] }
+        return ids.compactMap { id in state.entries[id]?.presenter == nil ? nil : PresenterAddress(id: id, path: path) }
+    }
+
     private static func lookup(_ path: String, in state: State) -> [(any FilePresenter, String)] {
         guard let ids = state.byPath[path] else { return [] }
         return ids.compactMap { id in state.entries[id]?.presenter.map { ($0, path) } }
     }
 
-    private static func index(_ id: ObjectIdentifier, path: String?, in state: inout State) {
+    private static func index(_ id: PresenterID, path: String?, in state: inout State) {
         if let path {
             state.byPath[path, default: []].append(id)
             state.pathHashes[StableHash.fnv1a64(path.utf8), default: 0] += 1
@@ -145,7 +161,7 @@ final class PresenterRegistry: Sendable {
         }
     }
 
-    private static func unindex(_ id: ObjectIdentifier, in state: inout State) {
+    private static func unindex(_ id: PresenterID, in state: inout State) {
         state.unplaced.remove(id)
         guard let path = state.entries[id]?.path else { return }
         ChangeMonitor.shared.unwatch(path)
@@ -164,7 +180,7 @@ final class PresenterRegistry: Sendable {
         }
         guard !waiting.isEmpty else { return }
         let placed = waiting.compactMap { presenter in
-            presenter.presentedItemURL.map { (ObjectIdentifier(presenter), CanonicalPath.of($0)) }
+            presenter.presentedItemURL.map { (PresenterID(presenter), CanonicalPath.of($0)) }
         }
         guard !placed.isEmpty else { return }
         state.withLock { state in

@@ -6,10 +6,21 @@ import Synchronization
 ///
 /// A thread asleep in `F_OFD_SETLKW` wakes only when the lock is granted or a signal arrives. To
 /// bound a wait, the waiting thread registers here; at its deadline, or when its coordinator is
-/// cancelled, one background thread sends it `SIGURG` with `pthread_kill`. A no-op `SIGURG`
-/// handler installed without `SA_RESTART` makes the `fcntl` return `EINTR`, and the waiter then
-/// checks why it woke. (`SIGURG` is ignored by default and almost never used; the Go runtime uses
-/// it for the same purpose. If the host program has its own `SIGURG` handler, it is left alone.)
+/// cancelled, one background thread sends it the *wake signal* with `pthread_kill`. Our no-op
+/// handler for that signal is installed without `SA_RESTART`, so the `fcntl` returns `EINTR`, and
+/// the waiter then checks why it woke.
+///
+/// ## Which signal
+/// The wake signal is a **real-time signal that nobody else uses**, chosen at the first wait:
+/// the highest one from `SIGRTMAX` down to `SIGRTMIN` whose disposition is still the default
+/// (libraries that pick real-time signals usually take them from `SIGRTMIN` up). The host
+/// program's own handlers — a `SIGURG` handler installed with `SA_RESTART` by a Go-style runtime,
+/// for example — are never touched and cannot disable our timeouts. Before every wait, the
+/// waiting thread checks (one `sigaction` read) that our handler is still installed; if someone
+/// replaced it, a fresh free real-time signal is chosen and used from then on. Only when every
+/// real-time signal is taken does it fall back to `SIGURG` (ignored by default), and only if the
+/// host left `SIGURG` alone; otherwise kernel waits cannot be interrupted (timeouts and
+/// `cancel()` then take effect once the lock is granted) — see Docs/Coordination.md.
 ///
 /// A signal sent just before the waiter enters the kernel would be lost, so the background
 /// thread repeats the signal every 2 ms until the waiter leaves — this only happens after a wait
@@ -22,6 +33,7 @@ final class KernelWaitInterrupter: @unchecked Sendable {
 
     private struct Registration {
         var thread: pthread_t
+        var signal: Int32?
         var deadline: ContinuousClock.Instant?
         var reason: Reason?
         var lastSignal: ContinuousClock.Instant?
@@ -31,31 +43,20 @@ final class KernelWaitInterrupter: @unchecked Sendable {
     private var registrations: [Int: Registration] = [:]
     private var nextID = 0
     private var started = false
+    /// The wake signal in use, once chosen; nil when none could be installed.
+    private var wakeSignal: Int32?
+    private var chosen = false
 
-    private init() {
-        Self.installHandler()
-    }
+    private init() {}
 
-    private static func installHandler() {
-        var current = sigaction()
-        guard sigaction(SIGURG, nil, &current) == 0 else { return }
-        let existing = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-        let defaultHandler = unsafeBitCast(SIG_DFL, to: Int.self)
-        let ignore = unsafeBitCast(SIG_IGN, to: Int.self)
-        guard existing == defaultHandler || existing == ignore else { return }
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        action.sa_flags = 0  // no SA_RESTART: blocking fcntl returns EINTR
-        sigemptyset(&action.sa_mask)
-        sigaction(SIGURG, &action, nil)
-    }
-
-    /// Registers the calling thread for a kernel wait.
-    func register(deadline: ContinuousClock.Instant?) -> Int {
+    /// Registers the calling thread for a kernel wait. Returns the registration and the signal
+    /// the thread must leave unblocked while it waits (nil: the wait cannot be interrupted).
+    func register(deadline: ContinuousClock.Instant?) -> (id: Int, signal: Int32?) {
         condition.lock()
         defer { condition.unlock() }
+        let signal = checkedWakeSignal()
         nextID += 1
-        registrations[nextID] = Registration(thread: pthread_self(), deadline: deadline)
+        registrations[nextID] = Registration(thread: pthread_self(), signal: signal, deadline: deadline)
         if !started {
             started = true
             let thread = Thread { [self] in self.run() }
@@ -63,7 +64,7 @@ final class KernelWaitInterrupter: @unchecked Sendable {
             thread.start()
         }
         condition.signal()
-        return nextID
+        return (nextID, signal)
     }
 
     /// Why the wait was told to end, if it was.
@@ -83,10 +84,22 @@ final class KernelWaitInterrupter: @unchecked Sendable {
         condition.signal()
     }
 
+    /// Ends the registration. After it returns no wake signal is sent to the thread for this
+    /// wait, so it may block the signal again.
     func unregister(_ id: Int) {
         condition.lock()
         registrations.removeValue(forKey: id)
         condition.unlock()
+    }
+
+    /// The wake signal for the next wait, with our handler verified to be installed on it.
+    /// Call with `condition` locked.
+    private func checkedWakeSignal() -> Int32? {
+        if chosen, let signal = wakeSignal, WakeSignal.isOurs(signal) { return signal }
+        if chosen, wakeSignal == nil { return nil }
+        chosen = true
+        wakeSignal = WakeSignal.installOnFreeSignal()
+        return wakeSignal
     }
 
     private func run() {
@@ -98,14 +111,16 @@ final class KernelWaitInterrupter: @unchecked Sendable {
                 if registration.reason == nil, let deadline = registration.deadline, deadline <= now {
                     registration.reason = .timedOut
                 }
-                if registration.reason != nil {
+                if registration.reason != nil, let signal = registration.signal {
                     if registration.lastSignal.map({ now - $0 >= .milliseconds(2) }) ?? true {
-                        pthread_kill(registration.thread, SIGURG)
+                        // Never send a signal whose handler is no longer ours: its default
+                        // action (for a real-time signal) would end the process.
+                        if WakeSignal.isOurs(signal) { pthread_kill(registration.thread, signal) }
                         registration.lastSignal = now
                     }
                     let again = (registration.lastSignal ?? now).advanced(by: .milliseconds(2))
                     nextWake = min(nextWake ?? again, again)
-                } else if let deadline = registration.deadline {
+                } else if registration.reason == nil, let deadline = registration.deadline {
                     nextWake = min(nextWake ?? deadline, deadline)
                 }
                 registrations[id] = registration
@@ -116,5 +131,53 @@ final class KernelWaitInterrupter: @unchecked Sendable {
                 condition.wait()
             }
         }
+    }
+}
+
+/// Choosing and checking the signal that interrupts kernel waits.
+enum WakeSignal {
+    /// Our handler: does nothing. Being installed without `SA_RESTART` is the whole point.
+    private static let handler: @convention(c) (Int32) -> Void = { _ in }
+
+    private static var handlerAddress: Int { unsafeBitCast(handler, to: Int.self) }
+
+    /// True when `signal`'s handler is ours.
+    static func isOurs(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == handlerAddress
+    }
+
+    /// Installs our handler on a signal nobody uses and returns it: the highest real-time signal
+    /// still at its default disposition, else `SIGURG` if the host left it alone, else nil.
+    static func installOnFreeSignal() -> Int32? {
+        let lowest = __libc_current_sigrtmin(), highest = __libc_current_sigrtmax()
+        if lowest <= highest {
+            for signal in stride(from: highest, through: lowest, by: -1) where hasDefaultDisposition(signal) {
+                if install(on: signal) { return signal }
+            }
+        }
+        if hasDefaultDisposition(SIGURG) || isIgnored(SIGURG), install(on: SIGURG) { return SIGURG }
+        return nil
+    }
+
+    private static func hasDefaultDisposition(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_DFL, to: Int.self)
+    }
+
+    private static func isIgnored(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    private static func install(on signal: Int32) -> Bool {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = handler
+        action.sa_flags = 0  // no SA_RESTART: blocking fcntl returns EINTR
+        sigemptyset(&action.sa_mask)
+        return sigaction(signal, &action, nil) == 0
     }
 }

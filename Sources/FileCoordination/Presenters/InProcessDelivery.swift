@@ -1,0 +1,94 @@
+import Foundation
+
+/// Delivers `PresenterRequest`s to presenter objects registered in this process, on their
+/// `presentedItemOperationQueue` (at once, when the caller already runs on that queue), and turns
+/// their callbacks into `PresenterAnswer`s. See `PresenterDelivery` for the contract.
+final class InProcessDelivery: PresenterDelivery {
+    static let shared = InProcessDelivery(registry: .shared)
+
+    let registry: PresenterRegistry
+    /// Reacquirers handed out, until `.reacquire` runs them. The presenter is kept with its
+    /// reacquirer (strongly, as Apple does) so the reacquirer runs even if it was unregistered
+    /// meanwhile.
+    private let reacquirers = Locked<(next: UInt64, table: [UInt64: (any FilePresenter, @Sendable () -> Void)])>((0, [:]))
+
+    init(registry: PresenterRegistry) {
+        self.registry = registry
+    }
+
+    func send(_ request: PresenterRequest, answer: (@Sendable (PresenterAnswer) -> Void)?) {
+        if case .reacquire(let id) = request.message {
+            runReacquirer(id)
+            return
+        }
+        guard let presenter = registry.presenter(request.presenter) else {
+            // Gone since it was looked up: answer as the protocol's defaults would.
+            switch request.expectedAnswer {
+            case .none: break
+            case .relinquishment: answer?(.relinquished(reacquirer: nil))
+            case .completion: answer?(.completed(nil))
+            }
+            return
+        }
+        let once = AnswerOnce()
+        switch request.message {
+        case .relinquishToReader, .relinquishToWriter:
+            let toWriter = request.message == .relinquishToWriter
+            let relinquished: @Sendable ((@Sendable () -> Void)?) -> Void = { [self] reacquirer in
+                guard once.first() else { return }
+                answer?(.relinquished(reacquirer: reacquirer.map { keep($0, of: presenter) }))
+            }
+            deliver(to: presenter) {
+                if toWriter {
+                    presenter.relinquishPresentedItem(toWriter: relinquished)
+                } else {
+                    presenter.relinquishPresentedItem(toReader: relinquished)
+                }
+            }
+        case .saveChanges, .accommodateDeletion, .accommodateSubitemDeletion:
+            let id = request.presenter, token = request.borrow
+            if let token { PresenterBorrowing.begin(id, token: token) }
+            let completed: @Sendable ((any Error)?) -> Void = { error in
+                guard once.first() else { return }
+                if let token { PresenterBorrowing.end(id, token: token) }
+                answer?(.completed(error))
+            }
+            let message = request.message
+            deliver(to: presenter) {
+                switch message {
+                case .saveChanges: presenter.savePresentedItemChanges(completionHandler: completed)
+                case .accommodateDeletion: presenter.accommodatePresentedItemDeletion(completionHandler: completed)
+                case .accommodateSubitemDeletion(let url):
+                    presenter.accommodatePresentedSubitemDeletion(at: url, completionHandler: completed)
+                default: completed(nil)
+                }
+            }
+        case .itemDidChange:
+            deliver(to: presenter) { presenter.presentedItemDidChange() }
+        case .itemDidMove(let url):
+            deliver(to: presenter) { presenter.presentedItemDidMove(to: url) }
+        case .subitemDidAppear(let url):
+            deliver(to: presenter) { presenter.presentedSubitemDidAppear(at: url) }
+        case .subitemDidChange(let url):
+            deliver(to: presenter) { presenter.presentedSubitemDidChange(at: url) }
+        case .subitemDidMove(let from, let to):
+            deliver(to: presenter) { presenter.presentedSubitem(at: from, didMoveTo: to) }
+        case .reacquire:
+            break  // handled above
+        }
+    }
+
+    private func keep(_ reacquirer: @escaping @Sendable () -> Void, of presenter: any FilePresenter) -> ReacquirerID {
+        reacquirers.withLock { state in
+            state.next += 1
+            state.table[state.next] = (presenter, reacquirer)
+            return ReacquirerID(value: state.next)
+        }
+    }
+
+    /// Runs a reacquirer on its presenter's queue (always queued, never inline), once.
+    private func runReacquirer(_ id: ReacquirerID) {
+        guard let (presenter, reacquirer) = reacquirers.withLock({ $0.table.removeValue(forKey: id.value) }) else { return }
+        presenter.presentedItemOperationQueue.addOperation(reacquirer)
+    }
+}
