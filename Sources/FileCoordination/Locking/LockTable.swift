@@ -11,7 +11,8 @@ final class LockTable: Sendable {
     static let shared = LockTable()
     private struct State {
         var files: [String: LockFile] = [:]
-        /// The reclaim scheduler of the last lock directory used (there is one per process).
+        /// The reclaim scheduler of the lock directory `files` belong to (one per process, except
+        /// in tests).
         var scheduler: ReclaimScheduler?
     }
     private let state = Locked(State())
@@ -32,10 +33,12 @@ final class LockTable: Sendable {
     private func file(for key: String, filePath: String?, directory: LockDirectory?) -> LockFile {
         state.withLock { state in
             if let directory {
-                // Each look-up counts as activity: the reclaimer runs once things settle.
                 if state.scheduler?.reclaimer.directory != directory {
+                    // Another lock directory (only tests use more than one): its own files.
+                    state.files.removeAll()
                     state.scheduler = ReclaimScheduler.of(directory)
                 }
+                // Each look-up counts as activity: the reclaimer runs once things settle.
                 state.scheduler?.noteActivity()
             }
             if let file = state.files[key] { return file }
@@ -91,32 +94,32 @@ final class LockTable: Sendable {
             }
             treeHolds.append((ancestor, fd))
         }
+        let mirror = LockFileNaming.mirrorDirectory(for: file.itemPath, in: directory.path)
         for _ in 0..<Self.creationAttempts {
-            guard try makeMirrorDirectories(for: file.itemPath, in: directory) else { continue }
             let fd = open(file.filePath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd >= 0 {
                 ReclaimScheduler.of(directory).noteCreation()
                 return fd
             }
             let code = errno
-            // A reclaimer removed a mirror folder that had just become empty: make it again.
             guard code == ENOENT else { throw .lockFailed(path: file.filePath, errno: code) }
+            // The mirror folder is missing (new, or a reclaimer removed it as empty): make it.
+            try makeFolder(mirror, in: directory)
         }
         throw .lockFailed(path: file.filePath, errno: ENOENT)
     }
 
-    /// Makes the mirror folders of `itemPath`. False when one vanished while we made the next
-    /// (a reclaimer removed it as empty): the caller starts again.
-    private func makeMirrorDirectories(for itemPath: String, in directory: LockDirectory) throws(CoordinationError) -> Bool {
-        var current = directory.path
-        for component in itemPath.split(separator: "/") {
-            current += "/" + LockFileNaming.escape(component)
-            if mkdir(current, 0o700) != 0 {
-                let code = errno
-                if code == ENOENT { return false }
-                if code != EEXIST { throw .lockFailed(path: current, errno: code) }
-            }
+    /// Makes the mirror folder `folder` (mode 0700), and the ones above it that are missing —
+    /// deepest first, so the usual case costs one `mkdir`. A folder that vanishes meanwhile is
+    /// left to the caller's next attempt.
+    private func makeFolder(_ folder: String, in directory: LockDirectory) throws(CoordinationError) {
+        if mkdir(folder, 0o700) == 0 { return }
+        var code = errno
+        if code == ENOENT, folder.count > directory.path.count + 1, let slash = folder.lastIndex(of: "/") {
+            try makeFolder(String(folder[..<slash]), in: directory)
+            if mkdir(folder, 0o700) == 0 { return }
+            code = errno
         }
-        return true
+        guard code == EEXIST || code == ENOENT else { throw .lockFailed(path: folder, errno: code) }
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// reclaims nothing. The hot path only reads one atomic flag (`noteActivity`).
 final class ReclaimScheduler: Sendable {
     static let creationsPerPass = 128
-    static let passBudget = 512
+    static let passBudget = 256
     static let settleDelay: Duration = .seconds(1)
 
     let reclaimer: LockFileReclaimer
