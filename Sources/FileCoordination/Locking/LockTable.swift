@@ -43,8 +43,11 @@ final class LockTable: Sendable {
             }
             if let file = state.files[key] { return file }
             if state.files.count >= Self.tableLimit { state.files.removeAll(keepingCapacity: true) }
-            // A found file lies in the current lock directory; its epoch comes from there.
-            let directoryPath = directory?.path ?? (try? LockDirectory.current().path)
+            // A file found on disk has the epoch of the directory it lies in, when that is the
+            // one in use (otherwise none: its holders always check with `fstat`).
+            let current = state.scheduler?.reclaimer.directory.path
+            let directoryPath = directory?.path
+                ?? current.flatMap { current in filePath?.hasPrefix(current + "/") == true ? current : nil }
             let file = LockFile(
                 itemPath: key,
                 filePath: filePath ?? LockFileNaming.lockFilePath(for: key, in: directory?.path ?? ""),
