@@ -28,15 +28,17 @@ final class ReclaimEpoch: @unchecked Sendable {
         counter.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 
-    private static let mapped = Locked<[String: ReclaimEpoch]>([:])
+    /// Per lock directory: its epoch, or nil when it could not be mapped (not tried again).
+    private static let mapped = Locked<[String: ReclaimEpoch?]>([:])
 
     /// The epoch of the lock directory at `directoryPath`, mapped once per process; nil when the
-    /// file cannot be made or mapped (then every holder always checks with `fstat`).
+    /// file cannot be made or mapped (then every holder always checks with `fstat`, and this
+    /// process's reclaimer never unlinks).
     static func of(directoryPath: String) -> ReclaimEpoch? {
         mapped.withLock { mapped in
-            if let epoch = mapped[directoryPath] { return epoch }
-            guard let epoch = map(directoryPath + "/" + fileName) else { return nil }
-            mapped[directoryPath] = epoch
+            if let known = mapped[directoryPath] { return known }
+            let epoch = map(directoryPath + "/" + fileName)
+            mapped[directoryPath] = .some(epoch)
             return epoch
         }
     }
