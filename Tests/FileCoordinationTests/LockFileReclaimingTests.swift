@@ -81,6 +81,33 @@ struct LockFileReclaimingTests {
         first.release(.write, on: item)
     }
 
+    @Test func aCreatorsTreeLockOnAReclaimedFolderFileStillWaitsForADeleteOfTheFolder() throws {
+        let scratch = try Scratch()
+        defer { withExtendedLifetime(scratch) {} }  // its folder holds the lock directory
+        let directory = try privateLockDirectory(scratch)
+        let folder = try scratch.directory("folder").path
+        let creator = LockOwner()
+        // Creating the lock file of folder/x takes the folder's tree lock shared; the folder's
+        // descriptor then waits, idle, in this process's descriptor cache.
+        try take(.write, folder + "/x", creator, directory)
+        creator.release(.write, on: folder + "/x")
+        // Another process reclaims the folder's lock file: the cached descriptor is now stale.
+        try reclaimAsAnotherProcess(lockFile(folder, directory), directory)
+
+        // A delete of the folder in another process: write and tree locks on a new lock file.
+        let deleter = try ChildProcess(["hold", "delete", folder], environment: childEnvironment(lockDirectory: directory))
+        #expect(deleter.expect("HELD") == "HELD")
+        #expect(throws: CoordinationError.self, "a new lock file inside the folder must wait for the delete") {
+            try take(.read, folder + "/y", LockOwner(), directory, timeout: .milliseconds(150))
+        }
+        deleter.send()
+        #expect(deleter.expect("RELEASED") == "RELEASED")
+        deleter.waitForExit()
+        let reader = LockOwner()
+        try take(.read, folder + "/y", reader, directory, timeout: .seconds(10))
+        reader.release(.read, on: folder + "/y")
+    }
+
     // MARK: Reclaiming, across processes
 
     @Test func racingProcessesNeverOverlapWhileLockFilesAreReclaimed() throws {
@@ -192,6 +219,17 @@ struct LockFileReclaimingTests {
         try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in
             (LockTable.shared.file(for: path, in: directory), directory)
         }
+    }
+
+    /// Steps 1–3 of the reclaiming protocol, without touching this process's descriptor cache.
+    private func reclaimAsAnotherProcess(_ path: String, _ directory: LockDirectory) throws {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(OFDLock.apply(.exclusive, fd: fd, start: 0, length: 0, wait: false) == .done)
+        try #require(ReclaimEpoch.of(directoryPath: directory.path) != nil)
+        ReclaimEpoch.of(directoryPath: directory.path)?.advance()
+        try #require(unlink(path) == 0)
     }
 
     private func lockFile(_ item: String, _ directory: LockDirectory) -> String {
