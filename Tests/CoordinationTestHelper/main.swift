@@ -106,6 +106,7 @@ do {
         do { try c.coordinate(readingItemAt: url) { _ in }; say("OK (not blocked!)") } catch { say("ERROR \(error) after \(micros(clock.now - start)) µs") }
         go.signal()
     case "host-sigurg": runHostSIGURG(arguments)
+    case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))
     default:
         say("unknown command \(command)")
         exit(2)

@@ -22,9 +22,10 @@ final class ChildProcess: @unchecked Sendable {
         return candidates[0].appendingPathComponent("CoordinationTestHelper")
     }
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], environment: [String: String]? = nil) throws {
         process.executableURL = Self.helperURL
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardInput = input
         process.standardOutput = output
         try process.run()

@@ -50,19 +50,63 @@ struct LockFileTests {
         writer.release()
     }
 
-    @Test func theLockDirectoryIsChosenFromTheEnvironment() throws {
+    @Test func theLockDirectoryComesFromTheUserIDAndTheDiskNotTheEnvironment() throws {
         let scratch = try Scratch()
+        let uid = geteuid()
         let explicit = scratch.url.appendingPathComponent("explicit").path
         #expect(try LockDirectory.resolve(environment: ["CLOUDDOCUMENTS_LOCK_DIR": explicit]).path == explicit)
-        let runtime = try scratch.directory("runtime").path
-        #expect(try LockDirectory.resolve(environment: ["XDG_RUNTIME_DIR": runtime]).path == runtime + "/clouddocuments")
-        let missingRuntime = scratch.url.appendingPathComponent("no-such-runtime-dir").path
-        let temp = try scratch.directory("tmp").path
-        #expect(try LockDirectory.resolve(environment: ["XDG_RUNTIME_DIR": missingRuntime, "TMPDIR": temp]).path
-                == temp + "/clouddocuments-\(geteuid())", "a runtime directory that does not exist is skipped")
-        #expect(try LockDirectory.resolve(environment: ["TMPDIR": temp]).path == temp + "/clouddocuments-\(geteuid())")
         var info = stat()
         #expect(stat(explicit, &info) == 0 && info.st_mode & 0o777 == 0o700, "created owner-only")
+
+        let runtimeRoot = try scratch.directory("run-user").path
+        let temporaryRoot = try scratch.directory("tmp").path
+        let misleading = ["XDG_RUNTIME_DIR": try scratch.directory("xdg").path, "TMPDIR": try scratch.directory("tmpdir").path]
+        func resolved(_ environment: [String: String]) throws -> String {
+            try LockDirectory.resolve(environment: environment, uid: uid, runtimeRoot: runtimeRoot, temporaryRoot: temporaryRoot).path
+        }
+        // No runtime directory for this user: the per-uid folder in the temporary root.
+        #expect(try resolved([:]) == temporaryRoot + "/clouddocuments-\(uid)")
+        #expect(try resolved(misleading) == temporaryRoot + "/clouddocuments-\(uid)", "XDG_RUNTIME_DIR and TMPDIR are ignored")
+        // A runtime directory that exists and is the user's own wins, whatever the environment.
+        let runtime = try scratch.directory("run-user/\(uid)").path
+        #expect(try resolved([:]) == runtime + "/clouddocuments")
+        #expect(try resolved(misleading) == runtime + "/clouddocuments")
+        // One that belongs to someone else, or is a link, is not used.
+        if chown(runtime, 65534, 65534) == 0 {
+            #expect(try resolved([:]) == temporaryRoot + "/clouddocuments-\(uid)")
+        }
+        rmdir(runtime + "/clouddocuments")
+        try FileManager.default.removeItem(atPath: runtime)
+        try FileManager.default.createSymbolicLink(atPath: runtime, withDestinationPath: misleading["XDG_RUNTIME_DIR"]!)
+        #expect(try resolved([:]) == temporaryRoot + "/clouddocuments-\(uid)")
+    }
+
+    @Test func theSymlinkCheckCannotBeBypassedWithTrailingSlashesOrDots() throws {
+        let scratch = try Scratch()
+        let target = try scratch.directory("target")
+        chmod(target.path, 0o700)
+        let link = scratch.url.appendingPathComponent("locks")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        for spelling in [link.path + "//", link.path + "/.", link.path + "/./", link.path + "/", scratch.url.path + "/./locks"] {
+            #expect(refusal(spelling)?.contains("symbolic link") == true, "\(spelling) must be refused")
+        }
+        #expect(refusal(target.path + "/..")?.contains("..") == true)
+        // A real folder spelled with dots and slashes is accepted, under its plain name.
+        #expect(try LockDirectory.resolve(environment: ["CLOUDDOCUMENTS_LOCK_DIR": target.path + "/./"]).path
+                == target.path)
+    }
+
+    @Test func aLockDirectoryOthersCanReadIsRefused() throws {
+        let scratch = try Scratch()
+        let directory = try scratch.directory("readable")
+        chmod(directory.path, 0o755)
+        #expect(refusal(directory.path)?.contains("readable by group or others") == true)
+        chmod(directory.path, 0o750)
+        #expect(refusal(directory.path)?.contains("readable by group or others") == true)
+        chmod(directory.path, 0o701)
+        #expect(refusal(directory.path) != nil)
+        chmod(directory.path, 0o700)
+        #expect(refusal(directory.path) == nil)
     }
 
     @Test func aSymlinkedLockDirectoryIsRefused() throws {

@@ -206,6 +206,10 @@ final class LockOwner: Sendable {
                     cell = GroupCell(row: Self.row(for: groupName), column: ColumnAllocator.column(for: slot), columnSlot: slot)
                 }
                 try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
+                // Lock files are reclaimed: the lock must sit on the item's linked lock file.
+                try file?.keepLinked(&fd, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
+                    try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
+                }
             } catch {
                 if let file, fd >= 0 {
                     _ = OFDLock.apply(.unlock, fd: fd, start: 0, length: 0, wait: false)

@@ -1,0 +1,59 @@
+import Glibc
+import Synchronization
+
+/// A counter shared by every process using one lock directory: a memory-mapped 8-byte file,
+/// `<lockdir>/@epoch`. A reclaimer increments it *before* it unlinks a lock file, while it holds
+/// that file's exclusive lock; a holder that finds it unchanged since its descriptor was last seen
+/// linked knows no lock file was unlinked since, and skips the `fstat`.
+///
+/// The name cannot collide with a mirrored item: mirrored names starting with `@` are `@`,
+/// `@@…` or `@#…`.
+final class ReclaimEpoch: @unchecked Sendable {
+    // @unchecked: `counter` points into a shared mapping that stays mapped for the life of the
+    // process; every access to it is atomic.
+    static let fileName = "@epoch"
+
+    private let counter: UnsafeMutablePointer<Atomic<UInt64>>
+
+    private init(counter: UnsafeMutablePointer<Atomic<UInt64>>) {
+        self.counter = counter
+    }
+
+    /// The current value (acquiring: read after the caller's lock was granted).
+    @inline(__always)
+    var value: UInt64 { counter.pointee.load(ordering: .acquiring) }
+
+    /// Called by a reclaimer holding the exclusive lock of the file it is about to unlink.
+    func advance() {
+        counter.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Per lock directory: its epoch, or nil when it could not be mapped (not tried again).
+    private static let mapped = Locked<[String: ReclaimEpoch?]>([:])
+
+    /// The epoch of the lock directory at `directoryPath`, mapped once per process; nil when the
+    /// file cannot be made or mapped (then every holder always checks with `fstat`, and this
+    /// process's reclaimer never unlinks).
+    static func of(directoryPath: String) -> ReclaimEpoch? {
+        mapped.withLock { mapped in
+            if let known = mapped[directoryPath] { return known }
+            let epoch = map(directoryPath + "/" + fileName)
+            mapped[directoryPath] = .some(epoch)
+            return epoch
+        }
+    }
+
+    private static func map(_ path: String) -> ReclaimEpoch? {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return nil }
+        let size = MemoryLayout<UInt64>.size
+        // Only ever grows from 0 to 8 bytes (zeros), so two processes racing here agree.
+        if info.st_size < size, ftruncate(fd, off_t(size)) != 0 { return nil }
+        guard let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+              address != MAP_FAILED else { return nil }
+        return ReclaimEpoch(counter: address.bindMemory(to: Atomic<UInt64>.self, capacity: 1))
+    }
+}
