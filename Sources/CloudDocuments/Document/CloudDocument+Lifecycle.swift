@@ -341,8 +341,8 @@ extension CloudDocument {
     private func progressReporter(for progress: Progress?) -> ((Int64) -> Void)? {
         guard let progress else { return nil }
         let reference = ProgressReference(progress: progress)
-        return { [presentedItemOperationQueue] done in
-            presentedItemOperationQueue.addOperation { reference.progress.completedUnitCount = done }
+        return { [self] done in
+            enqueueOnDocumentQueue { reference.progress.completedUnitCount = done }
         }
     }
 

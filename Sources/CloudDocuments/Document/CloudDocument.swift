@@ -75,7 +75,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     public let presentedItemOperationQueue: OperationQueue
     /// The dispatch queues under the document and callback operation queues (owned here:
     /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
-    private let documentDispatchQueue: DispatchQueue
+    let documentDispatchQueue: DispatchQueue
     private let callbackDispatchQueue: DispatchQueue
     /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
     let lifecycleQueue: DispatchQueue
