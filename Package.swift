@@ -44,7 +44,7 @@ let package = Package(
                           swiftSettings: strict),
 
         // MARK: Tests
-        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination"],
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "CoordinationTestHelper"], swiftSettings: strict),

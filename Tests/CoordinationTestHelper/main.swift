@@ -105,6 +105,7 @@ do {
         let start = clock.now
         do { try c.coordinate(readingItemAt: url) { _ in }; say("OK (not blocked!)") } catch { say("ERROR \(error) after \(micros(clock.now - start)) µs") }
         go.signal()
+    case "save-and-wait": try runSaveAndWait(Array(arguments.dropFirst()))
     default:
         say("unknown command \(command)")
         exit(2)

@@ -105,6 +105,8 @@ extension CloudDocument {
         let progressBox = HopBox<Progress?>(nil)
         do {
             try coordinator.coordinate(readingItemAt: url) { readURL in
+                // Temporary files of saves killed midway (see StrayTemporaryFiles).
+                StrayTemporaryFiles.reclaim(besideItemAt: readURL)
                 let (contents, identity) = try DocumentReader.read(at: readURL, documentURL: url) { size in
                     startProgress(totalBytes: size, into: progressBox)
                 }

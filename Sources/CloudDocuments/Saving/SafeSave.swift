@@ -45,6 +45,7 @@ public enum SafeSave {
     ///   flushed (the rename happened; a power loss could still bring the old file back).
     public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
+        StrayTemporaryFiles.reclaim(besideTarget: paths.target)
         let existing: stat?
         do { existing = try POSIX.status(paths.target) } catch {
             throw .forSave(error, target: url, folder: paths.folder)
@@ -57,12 +58,15 @@ public enum SafeSave {
         }
 
         let file: FileDescriptor
+        let temporaryLock: TemporaryItemLock
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
-            file = try POSIX.open(paths.temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
+            let created = try StrayTemporaryFiles.createLockedFile(paths.temporary, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
+            (file, temporaryLock) = (created.0, created.1)
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
+        defer { temporaryLock.release() }
 
         var isOpen = true
         do throws(SystemCallError) {

@@ -1,0 +1,253 @@
+import Foundation
+import Glibc
+
+/// Temporary save files and folders (`.<name>.cdsave-<12 hex digits>`, see ``SavePaths``) whose
+/// writer died: found and removed by later saves and opens of the same document, and only when
+/// their writer is provably gone.
+///
+/// ## The protocol
+/// - **The writer** locks its temporary item as soon as it has created it, and keeps the lock
+///   until the item has been renamed into place (or removed after a failure): a temporary *file*
+///   with an OFD write lock (`F_OFD_SETLKW`, `F_WRLCK`, whole file), a temporary *package folder*
+///   with `flock(LOCK_EX)` on a descriptor of the folder (a folder cannot be opened for writing,
+///   which an OFD write lock needs). Between creating the item and holding the lock, a reclaimer
+///   may remove it: so after locking, the writer checks that the name still leads to its item, and
+///   if not, creates it again under the same name.
+/// - **A reclaimer** (every ``SafeSave`` save, and ``CloudDocument/open()``) lists the target's
+///   folder, opens each item whose name is `.<name>.cdsave-<12 hex>` for the target's name, and
+///   tries a *non-blocking* lock that conflicts with the writer's (`F_OFD_SETLK` `F_RDLCK` for a
+///   file, `flock(LOCK_EX | LOCK_NB)` for a folder). It removes the item only when it gets that
+///   lock and the name still leads to the item it locked, and removes it while holding the lock.
+///
+/// The kernel drops a process's OFD and `flock` locks when it dies, `kill -9` included: a
+/// temporary item that can be locked has no live writer. Both kinds of lock belong to an open file
+/// description, not to a process, so they also conflict between threads of one process: a save
+/// never removes the temporary item of another save running in the same process.
+///
+/// Not reclaimed: `.<name>.cdold-…` items (the old package moved aside where `RENAME_EXCHANGE` is
+/// missing; after a crash it may be the only copy of the old contents), items of other documents,
+/// and items on file systems that refuse these locks (the reclaimer cannot lock them, so it
+/// leaves them; the writer then writes unlocked). All processes writing a folder must use this
+/// version of the library: an older writer does not lock its temporary files, so a reclaimer
+/// would take them for strays.
+///
+/// Internal; every function may be called on any thread.
+enum StrayTemporaryFiles {
+    /// The marker of temporary save items in their names.
+    static let marker = "cdsave"
+    /// How many times a writer recreates its temporary item after a reclaimer removed it
+    /// in the instant between creation and locking (each round needs a new, unlucky race).
+    static let creationAttempts = 16
+
+    // MARK: Writer side
+
+    /// Creates the temporary file at `path` (`open` with `flags`, which include
+    /// `O_CREAT | O_EXCL` and `O_WRONLY` or `O_RDWR`) and write-locks it. Returns the file and the
+    /// lock; the lock lasts until ``TemporaryItemLock/release()``, even after the file is closed.
+    static func createLockedFile(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
+        for _ in 0..<creationAttempts {
+            let file = try POSIX.open(path, flags, mode: mode)
+            do throws(SystemCallError) {
+                try lockForWriting(file.rawValue, path: path, kind: .file)
+                if try isStillNamed(path, file.rawValue) {
+                    return (file, try TemporaryItemLock(holding: file.rawValue, path: path))
+                }
+            } catch {
+                _ = Glibc.close(file.rawValue)
+                throw error
+            }
+            // A reclaimer removed it before we held the lock: the name is free again.
+            _ = Glibc.close(file.rawValue)
+        }
+        throw SystemCallError(call: "open (temporary file kept being reclaimed)", path: path, code: EAGAIN)
+    }
+
+    /// Creates the temporary package folder at `path` (`mkdir` with `mode`) and locks it. The lock
+    /// lasts until ``TemporaryItemLock/release()``.
+    static func createLockedFolder(_ path: String, mode: mode_t) throws(SystemCallError) -> TemporaryItemLock {
+        for _ in 0..<creationAttempts {
+            try POSIX.makeDirectory(path, mode: mode)
+            let folder: FileDescriptor
+            do throws(SystemCallError) {
+                folder = try POSIX.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            } catch where error.code == ENOENT || error.code == ELOOP {
+                continue  // Reclaimed (or replaced) before we opened it.
+            }
+            do throws(SystemCallError) {
+                try lockForWriting(folder.rawValue, path: path, kind: .folder)
+                if try isStillNamed(path, folder.rawValue) {
+                    return TemporaryItemLock(owning: folder.rawValue)
+                }
+            } catch {
+                _ = Glibc.close(folder.rawValue)
+                throw error
+            }
+            _ = Glibc.close(folder.rawValue)
+        }
+        throw SystemCallError(call: "mkdir (temporary folder kept being reclaimed)", path: path, code: EAGAIN)
+    }
+
+    private enum Kind { case file, folder }
+
+    /// Takes the writer's lock, waiting for a reclaimer that holds its lock (for the instant of a
+    /// removal). A file system that does not support the lock is not an error: the item is then
+    /// written unlocked, and reclaimers, unable to lock it either, leave it alone.
+    private static func lockForWriting(_ fd: Int32, path: String, kind: Kind) throws(SystemCallError) {
+        while true {
+            let result: Int32
+            switch kind {
+            case .file:
+                var lock = flock()
+                lock.l_type = Int16(F_WRLCK)
+                lock.l_whence = Int16(SEEK_SET)
+                result = fcntl(fd, ofdSetLockWait, &lock)
+            case .folder:
+                result = flock(fd, LOCK_EX)
+            }
+            if result == 0 { return }
+            switch errno {
+            case EINTR: continue
+            case EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS, EBADF: return
+            default: throw SystemCallError(call: kind == .file ? "fcntl(F_OFD_SETLKW)" : "flock", path: path, code: errno)
+            }
+        }
+    }
+
+    /// Whether `path` (not following a final symbolic link) is still the item open as `fd`.
+    private static func isStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> Bool {
+        var opened = stat(), named = stat()
+        if fstat(fd, &opened) != 0 { throw SystemCallError(call: "fstat", path: path, code: errno) }
+        if lstat(path, &named) != 0 {
+            if errno == ENOENT { return false }
+            throw SystemCallError(call: "lstat", path: path, code: errno)
+        }
+        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+    }
+
+    // MARK: Reclaimer side
+
+    /// Removes the temporary items of saves of `target` (a path whose final symbolic link, if
+    /// any, is already resolved, as in ``SavePaths/target``) whose writers are gone. Best effort:
+    /// an item that cannot be opened, locked or removed is left, and nothing is reported. Returns
+    /// how many items it removed.
+    ///
+    /// Cost: one read of the folder's entries (`getdents`), plus an open, a lock attempt and a
+    /// close for each temporary item of this target found.
+    @discardableResult
+    static func reclaim(besideTarget target: String) -> Int {
+        let folder = (target as NSString).deletingLastPathComponent
+        let name = Array((target as NSString).lastPathComponent.utf8)
+        guard !name.isEmpty else { return 0 }
+        let directory = Glibc.open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return 0 }
+        defer { _ = Glibc.close(directory) }
+        var removed = 0
+        for entry in temporaryEntries(in: directory, forName: name) {
+            if reclaimEntry(entry, in: directory, folder: folder) { removed += 1 }
+        }
+        return removed
+    }
+
+    /// ``reclaim(besideTarget:)`` for the item at `url`, with a final symbolic link resolved as a
+    /// save would. Nothing happens for a URL a save would reject.
+    @discardableResult
+    static func reclaim(besideItemAt url: URL) -> Int {
+        guard let paths = try? SavePaths(for: url) else { return 0 }
+        return reclaim(besideTarget: paths.target)
+    }
+
+    /// The names (raw bytes, without the terminating NUL) of the entries of `directory` that are
+    /// temporary items of a save of `name`: `.` + name + `.cdsave-` + 12 lowercase hex digits, or
+    /// the same with the name shortened to keep the whole within 255 bytes (``SavePaths``).
+    static func temporaryEntries(in directory: Int32, forName name: [UInt8]) -> [[UInt8]] {
+        let streamDescriptor = fcntl(directory, F_DUPFD_CLOEXEC, 0)
+        guard streamDescriptor >= 0 else { return [] }
+        guard let stream = fdopendir(streamDescriptor) else {
+            _ = Glibc.close(streamDescriptor)
+            return []
+        }
+        defer { closedir(stream) }
+        var found: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let entryName: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            if isTemporaryName(entryName, forName: name) { found.append(entryName) }
+        }
+        return found
+    }
+
+    /// Whether `entry` is a temporary item name of a save of `name` (see ``temporaryEntries(in:forName:)``).
+    static func isTemporaryName(_ entry: [UInt8], forName name: [UInt8]) -> Bool {
+        let suffix = Array(".\(marker)-".utf8)
+        let hexDigits = 12
+        guard entry.count > 1 + suffix.count + hexDigits, entry[0] == UInt8(ascii: ".") else { return false }
+        let hexStart = entry.count - hexDigits
+        let suffixStart = hexStart - suffix.count
+        guard Array(entry[suffixStart..<hexStart]) == suffix,
+              entry[hexStart...].allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return false }
+        let stem = entry[1..<suffixStart]
+        guard !stem.isEmpty, stem.count <= name.count, name.starts(with: stem) else { return false }
+        // A shortened name only where shortening was needed: the whole is then within a
+        // character (at most 4 bytes) of the 255-byte limit.
+        return stem.count == name.count || entry.count > 255 - 4
+    }
+
+    /// Removes one temporary item if its writer is gone; returns whether it did.
+    private static func reclaimEntry(_ entry: [UInt8], in directory: Int32, folder: String) -> Bool {
+        let cName = entry.map { CChar(bitPattern: $0) } + [0]
+        let fd = openat(directory, cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
+        guard fd >= 0 else { return false }
+        defer { _ = Glibc.close(fd) }
+        var opened = stat()
+        guard fstat(fd, &opened) == 0 else { return false }
+        let isFolder: Bool
+        switch opened.st_mode & S_IFMT {
+        case S_IFREG:
+            var lock = flock()
+            lock.l_type = Int16(F_RDLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            guard fcntl(fd, ofdSetLock, &lock) == 0 else { return false }
+            isFolder = false
+        case S_IFDIR:
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+            isFolder = true
+        default:
+            return false  // Never one of ours.
+        }
+        // Locked: its writer is gone. Remove it, if the name still leads to what we locked.
+        var named = stat()
+        guard fstatat(directory, cName, &named, AT_SYMLINK_NOFOLLOW) == 0,
+              named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else { return false }
+        if !isFolder { return unlinkat(directory, cName, 0) == 0 }
+        guard let entryName = String(validating: entry, as: UTF8.self) else { return false }
+        return POSIX.removeTree((folder == "/" ? "" : folder) + "/" + entryName) == nil
+    }
+
+    /// `F_OFD_SETLK` and `F_OFD_SETLKW` (from `<fcntl.h>`; not exported by the Glibc module).
+    private static let ofdSetLock: Int32 = 37
+    private static let ofdSetLockWait: Int32 = 38
+}
+
+/// The writer's lock on a temporary save item (see ``StrayTemporaryFiles``): an open descriptor
+/// sharing the item's open file description. Release it once, after the item was renamed into
+/// place or removed. A value; not thread-safe (one save uses it).
+struct TemporaryItemLock {
+    private let descriptor: Int32
+
+    /// Keeps the lock taken on `fd` (a file's OFD lock) alive past `fd`'s own close, through a
+    /// duplicate descriptor of the same open file description.
+    fileprivate init(holding fd: Int32, path: String) throws(SystemCallError) {
+        let duplicate = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard duplicate >= 0 else { throw SystemCallError(call: "fcntl(F_DUPFD_CLOEXEC)", path: path, code: errno) }
+        descriptor = duplicate
+    }
+
+    /// Takes over `fd`, whose open file description holds the lock.
+    fileprivate init(owning fd: Int32) {
+        descriptor = fd
+    }
+
+    /// Drops the lock (closes the descriptor).
+    func release() {
+        _ = Glibc.close(descriptor)
+    }
+}
