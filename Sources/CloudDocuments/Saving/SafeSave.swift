@@ -11,7 +11,10 @@ import Glibc
 /// one of ours) or `0644 & ~umask` for a new file; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
 /// race); `fsync` the folder. On any failure before the rename, the temporary file is removed,
-/// the original is untouched, and a ``DocumentError`` says why.
+/// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
+/// while it is written, and each save first removes the temporary items of earlier saves of the
+/// same target whose writer died (`kill -9`, a crash), never those of a live one (see
+/// `StrayTemporaryFiles`).
 ///
 /// Limits (as with Apple's safe save and `Data.write(options: .atomic)`): the new file is a new
 /// inode, so hard links to the original keep the old contents, and extended attributes / ACLs are
