@@ -98,6 +98,7 @@ enum DocumentReader {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .notReadable(documentURL, underlying: "it is \(kindName(info.st_mode)), not a regular file")
         }
+        if let refusal = ReadLimits.refusal(forSize: Int64(info.st_size)) { throw .notReadable(documentURL, underlying: refusal) }
         let expected = Int(info.st_size)
         let report = largeFile(Int64(expected))
 
@@ -110,6 +111,7 @@ enum DocumentReader {
         var failure: Int32?
         while true {
             if total == buffer.count {
+                if ReadLimits.refusal(forSize: Int64(total)) != nil { failure = EFBIG; break }
                 buffer.count += max(chunkSize / 16, expected / 8)
             }
             let wanted = min(chunkSize, buffer.count - total)
