@@ -107,6 +107,24 @@ extension CloudDocument {
         }
     }
 
+    /// Checks, in debug builds, that the caller runs on the lifecycle queue (open, close,
+    /// autosave and revert run there, one after another).
+    @inline(__always)
+    func assertOnLifecycleQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(lifecycleQueue))
+        #endif
+    }
+
+    /// Checks, in debug builds, that the caller does not run on the document queue: work that
+    /// waits for the queue (a save's snapshot, a load) would wait for itself there.
+    @inline(__always)
+    func assertNotOnDocumentQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .notOnQueue(documentDispatchQueue))
+        #endif
+    }
+
     /// Checks, in debug builds, that the caller runs on the document queue (as swift-nio asserts
     /// its event loop). Used by the helpers that must only run there.
     @inline(__always)
