@@ -71,7 +71,8 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
 
     /// Every mutable property. Never held while calling out.
     let storage: Locked<DocumentStorage>
-    /// The queue on which presenter messages, hooks and announcements run.
+    /// The queue on which presenter messages, hooks and announcements run. `cancelAllOperations()`
+    /// on it cancels only operations you added: the document's own work there ignores `cancel()`.
     public let presentedItemOperationQueue: OperationQueue
     /// The dispatch queues under the document and callback operation queues (owned here:
     /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
