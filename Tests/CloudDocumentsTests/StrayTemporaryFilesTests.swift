@@ -103,6 +103,36 @@ struct StrayTemporaryFilesTests {
         }
     }
 
+    @Test("a reclaimer that removes a new temporary file before its writer locked it: the writer creates it again")
+    func reclaimedBeforeLocked() throws {
+        try withTemporaryFolder { folder in
+            let url = try makeFile("doc.txt", containing: "original", in: folder)
+            let removed = Locked(0)
+            StrayTemporaryFiles.onNextCreation(inFolder: folder.path) {
+                removed.withLock { $0 += StrayTemporaryFiles.reclaim(besideTarget: url.path) }
+            }
+            try SafeSave.write(Data("saved".utf8), to: url, creating: false)
+            #expect(removed.withLock { $0 } == 1, "the reclaimer took the unlocked new file")
+            #expect(listing(folder) == ["doc.txt"])
+            #expect(text(at: url) == "saved")
+        }
+    }
+
+    @Test("the same race for a package's temporary folder")
+    func packageReclaimedBeforeLocked() throws {
+        try withTemporaryFolder { folder in
+            let url = folder.appendingPathComponent("doc.pkg")
+            let removed = Locked(0)
+            StrayTemporaryFiles.onNextCreation(inFolder: folder.path) {
+                removed.withLock { $0 += StrayTemporaryFiles.reclaim(besideTarget: url.path) }
+            }
+            try SafeSave.writePackage(try FilePackage(entries: ["a.txt": .file(Data("a".utf8))]), to: url, creating: true)
+            #expect(removed.withLock { $0 } == 1)
+            #expect(listing(folder) == ["doc.pkg"])
+            #expect(listing(url) == ["a.txt"])
+        }
+    }
+
     @Test("only names of temporary items of this target match, shortened long names included")
     func nameMatching() {
         let name = Array("doc.txt".utf8)

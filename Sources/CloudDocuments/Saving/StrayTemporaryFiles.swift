@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Temporary save files and folders (`.<name>.cdsave-<12 hex digits>`, see ``SavePaths``) whose
 /// writer died: found and removed by later saves and opens of the same document, and only when
@@ -47,6 +48,7 @@ enum StrayTemporaryFiles {
     static func createLockedFile(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
         for _ in 0..<creationAttempts {
             let file = try POSIX.open(path, flags, mode: mode)
+            runCreationHook(for: path)
             do throws(SystemCallError) {
                 try lockForWriting(file.rawValue, path: path, kind: .file)
                 if try isStillNamed(path, file.rawValue) {
@@ -67,6 +69,7 @@ enum StrayTemporaryFiles {
     static func createLockedFolder(_ path: String, mode: mode_t) throws(SystemCallError) -> TemporaryItemLock {
         for _ in 0..<creationAttempts {
             try POSIX.makeDirectory(path, mode: mode)
+            runCreationHook(for: path)
             let folder: FileDescriptor
             do throws(SystemCallError) {
                 folder = try POSIX.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
@@ -220,6 +223,28 @@ enum StrayTemporaryFiles {
         if !isFolder { return unlinkat(directory, cName, 0) == 0 }
         guard let entryName = String(validating: entry, as: UTF8.self) else { return false }
         return POSIX.removeTree((folder == "/" ? "" : folder) + "/" + entryName) == nil
+    }
+
+    // MARK: Test hook
+
+    /// Hooks run once, right after a writer created a temporary item in a folder and before it
+    /// locks it, by folder path: the only way to make the race with a reclaimer happen on demand.
+    private static let creationHooks = Locked<[String: @Sendable () -> Void]>([:])
+    private static let creationHookCount = Atomic<Int>(0)
+
+    /// Makes `hook` run once, just after the next temporary item in `folder` is created and
+    /// before it is locked. For tests. Any thread.
+    static func onNextCreation(inFolder folder: String, _ hook: @escaping @Sendable () -> Void) {
+        creationHooks.withLock { $0[folder] = hook }
+        creationHookCount.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    private static func runCreationHook(for path: String) {
+        guard creationHookCount.load(ordering: .relaxed) != 0 else { return }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let hook = creationHooks.withLock({ $0.removeValue(forKey: folder) }) else { return }
+        creationHookCount.subtract(1, ordering: .sequentiallyConsistent)
+        hook()
     }
 
     /// `F_OFD_SETLK` and `F_OFD_SETLKW` (from `<fcntl.h>`; not exported by the Glibc module).
