@@ -133,6 +133,21 @@ struct StrayTemporaryFilesTests {
         }
     }
 
+    @Test("symbolic links and FIFOs named like temporary items are left alone, and so is what a link points to")
+    func otherKindsAreLeftAlone() throws {
+        try withTemporaryFolder { folder in
+            let target = folder.appendingPathComponent("doc.txt").path
+            let elsewhere = try makeFile("elsewhere.txt", containing: "keep", in: folder)
+            let link = folder.appendingPathComponent(".doc.txt.cdsave-00000000000a").path
+            let fifo = folder.appendingPathComponent(".doc.txt.cdsave-00000000000b").path
+            #expect(symlink(elsewhere.path, link) == 0)
+            #expect(mkfifo(fifo, 0o600) == 0)
+            #expect(StrayTemporaryFiles.reclaim(besideTarget: target) == 0)
+            #expect(listing(folder).count == 3)
+            #expect(text(at: elsewhere) == "keep")
+        }
+    }
+
     @Test("only names of temporary items of this target match, shortened long names included")
     func nameMatching() {
         let name = Array("doc.txt".utf8)

@@ -171,9 +171,16 @@ enum StrayTemporaryFiles {
         }
         defer { closedir(stream) }
         var found: [[UInt8]] = []
+        let suffix = Array(".\(marker)-".utf8)
         while let entry = readdir(stream) {
-            let entryName: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
-            if isTemporaryName(entryName, forName: name) { found.append(entryName) }
+            // Most entries are not ours: rule them out without copying the name.
+            let candidate: [UInt8]? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let length = raw.firstIndex(of: 0) ?? raw.count
+                guard length > 1 + suffix.count + 12, raw[0] == UInt8(ascii: "."),
+                      raw[length - 12 - suffix.count] == UInt8(ascii: ".") else { return nil }
+                return Array(raw[..<length])
+            }
+            if let candidate, isTemporaryName(candidate, forName: name) { found.append(candidate) }
         }
         return found
     }
@@ -197,11 +204,15 @@ enum StrayTemporaryFiles {
     /// Removes one temporary item if its writer is gone; returns whether it did.
     private static func reclaimEntry(_ entry: [UInt8], in directory: Int32, folder: String) -> Bool {
         let cName = entry.map { CChar(bitPattern: $0) } + [0]
+        // Look before opening: opening a device can have effects of its own.
+        var listed = stat()
+        guard fstatat(directory, cName, &listed, AT_SYMLINK_NOFOLLOW) == 0,
+              [S_IFREG, S_IFDIR].contains(listed.st_mode & S_IFMT) else { return false }
         let fd = openat(directory, cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
         guard fd >= 0 else { return false }
         defer { _ = Glibc.close(fd) }
         var opened = stat()
-        guard fstat(fd, &opened) == 0 else { return false }
+        guard fstat(fd, &opened) == 0, opened.st_dev == listed.st_dev, opened.st_ino == listed.st_ino else { return false }
         let isFolder: Bool
         switch opened.st_mode & S_IFMT {
         case S_IFREG:
