@@ -61,6 +61,49 @@ struct DocumentQueueCancellationTests {
         }
     }
 
+    @Test("cancelAllOperations while a presenter message waits: the other coordinator's write still gets through")
+    func cancelPendingPresenterMessage() async throws {
+        try await withOpenNote(containing: "original") { _, url, document in
+            let queue = document.presentedItemOperationQueue
+            let blocker = QueueBlocker(queue)
+            try await blocker.waitUntilStarted()
+            // The writer asks the document to relinquish the file; the message queues up behind
+            // the blocker. Cancelled, it would never be answered: the timeout makes that a failure
+            // instead of a hang.
+            let write = Task {
+                try await onBackgroundThread {
+                    let coordinator = Coordinator()
+                    coordinator.timeout = .seconds(10)
+                    try coordinator.coordinate(writingItemAt: url) { url in try put("written", at: url) }
+                }
+            }
+            await waitForOperations(2, on: queue)
+            queue.cancelAllOperations()
+            blocker.release()
+            try await write.value
+            #expect(text(at: url) == "written")
+            try await document.close()
+            #expect(document.documentState == .closed)
+        }
+    }
+
+    @Test("cancelAllOperations cancels the Operation objects the app added, and only those")
+    func appOperationsAreCancelled() async throws {
+        try await withOpenNote(containing: "original") { _, _, document in
+            let queue = document.presentedItemOperationQueue
+            let blocker = QueueBlocker(queue)
+            try await blocker.waitUntilStarted()
+            let ran = Locked<[String]>([])
+            queue.addOperation(BlockOperation { ran.withLock { $0.append("operation") } })
+            queue.addOperation { ran.withLock { $0.append("block") } }
+            queue.cancelAllOperations()
+            blocker.release()
+            await drainDocumentQueue(document)
+            #expect(ran.withLock { $0 } == ["block"])
+            try await document.close()
+        }
+    }
+
     @Test("cancelAllOperations while a state change waits to be announced: it is still announced, in order")
     func cancelPendingAnnouncement() async throws {
         try await withOpenNote(containing: "original") { _, url, document in
