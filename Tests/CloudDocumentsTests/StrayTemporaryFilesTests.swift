@@ -148,10 +148,28 @@ struct StrayTemporaryFilesTests {
         }
     }
 
+    @Test("in a large folder, saves scan at most once per interval; open always scans")
+    func largeFolderThrottle() async throws {
+        try await withNote(containing: "original") { folder, url, document in
+            for index in 0...StrayTemporaryFiles.largeFolderEntries {
+                try put("", at: folder.appendingPathComponent("other-\(index)"))
+            }
+            try SafeSave.write(Data("one".utf8), to: url, creating: false)  // scans
+            let worker = try SaveWorker(saving: "file", to: url)
+            worker.kill9()
+            try SafeSave.write(Data("two".utf8), to: url, creating: false)  // scanned just now: skips
+            #expect(temporaryItems(in: folder).count == 1)
+            try await document.open()  // always scans
+            #expect(temporaryItems(in: folder).isEmpty)
+            #expect(document.text == "two")
+            try await document.close()
+        }
+    }
+
     @Test("only names of temporary items of this target match, shortened long names included")
     func nameMatching() {
-        let name = Array("doc.txt".utf8)
-        func matches(_ entry: String, _ name: [UInt8]) -> Bool {
+        let name = ArraySlice("doc.txt".utf8)
+        func matches(_ entry: String, _ name: ArraySlice<UInt8>) -> Bool {
             StrayTemporaryFiles.isTemporaryName(Array(entry.utf8), forName: name)
         }
         #expect(matches(".doc.txt.cdsave-0123456789ab", name))
@@ -166,6 +184,6 @@ struct StrayTemporaryFilesTests {
         let shortened = SavePaths.siblingName(of: "/x/" + long, marker: StrayTemporaryFiles.marker)
         let entry = (shortened as NSString).lastPathComponent
         #expect(entry.utf8.count <= 255)
-        #expect(matches(entry, Array(long.utf8)))
+        #expect(matches(entry, ArraySlice(long.utf8)))
     }
 }

@@ -33,7 +33,7 @@ extension SafeSave {
     public static func writePackage(_ package: FilePackage, to url: URL, creating: Bool,
                                     progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
-        StrayTemporaryFiles.reclaim(besideTarget: paths.target)
+        StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
         let existing: stat?
         do { existing = try POSIX.status(paths.target) } catch {
             throw .forSave(error, target: url, folder: paths.folder)

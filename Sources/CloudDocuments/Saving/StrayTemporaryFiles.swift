@@ -138,17 +138,65 @@ enum StrayTemporaryFiles {
     /// close for each temporary item of this target found.
     @discardableResult
     static func reclaim(besideTarget target: String) -> Int {
-        let folder = (target as NSString).deletingLastPathComponent
-        let name = Array((target as NSString).lastPathComponent.utf8)
-        guard !name.isEmpty else { return 0 }
-        let directory = Glibc.open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { return 0 }
-        defer { _ = Glibc.close(directory) }
+        guard let (folder, name) = split(target), let stream = opendir(folder) else { return 0 }
+        defer { closedir(stream) }
+        let directory = dirfd(stream)
+        let (candidates, entryCount) = temporaryEntries(in: stream, forName: name)
         var removed = 0
-        for entry in temporaryEntries(in: directory, forName: name) {
+        for entry in candidates {
             if reclaimEntry(entry, in: directory, folder: folder) { removed += 1 }
         }
+        remember(ScanRecord(time: .now, entryCount: entryCount), for: folder)
         return removed
+    }
+
+    /// ``reclaim(besideTarget:)`` as saves call it: always for a folder of at most
+    /// ``largeFolderEntries`` entries (the scan costs little there), at most once per
+    /// ``largeFolderInterval`` per folder and process for larger ones (the scan costs about a
+    /// microsecond per entry, which would otherwise be added to every save). ``CloudDocument/open()``
+    /// always scans.
+    @discardableResult
+    static func reclaimIfDue(besideTarget target: String) -> Int {
+        guard let (folder, _) = split(target) else { return 0 }
+        if let last = scans.withLock({ $0[folder] }), last.entryCount > largeFolderEntries,
+           ContinuousClock.now - last.time < largeFolderInterval {
+            return 0
+        }
+        return reclaim(besideTarget: target)
+    }
+
+    /// The folder of an absolute `target` path and the bytes of its last component; `nil` when
+    /// there is no component.
+    private static func split(_ target: String) -> (folder: String, name: ArraySlice<UInt8>)? {
+        let path = Array(target.utf8)
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")), slash + 1 < path.count else { return nil }
+        return (slash == 0 ? "/" : String(decoding: path[..<slash], as: UTF8.self), path[(slash + 1)...])
+    }
+
+    /// Folders with more entries than this are scanned by saves at most once per
+    /// ``largeFolderInterval``.
+    static let largeFolderEntries = 128
+    /// How often saves scan a large folder.
+    static let largeFolderInterval: Duration = .seconds(10)
+    /// How many folders' last scans are remembered (the oldest are forgotten beyond it).
+    static let rememberedFolders = 64
+
+    private struct ScanRecord {
+        var time: ContinuousClock.Instant
+        var entryCount: Int
+    }
+
+    /// The last scan of each folder by this process, by folder path (as derived from the target).
+    private static let scans = Locked<[String: ScanRecord]>([:])
+
+    private static func remember(_ record: ScanRecord, for folder: String) {
+        scans.withLock { scans in
+            if scans[folder] == nil && scans.count >= rememberedFolders,
+               let oldest = scans.min(by: { $0.value.time < $1.value.time })?.key {
+                scans.removeValue(forKey: oldest)
+            }
+            scans[folder] = record
+        }
     }
 
     /// ``reclaim(besideTarget:)`` for the item at `url`, with a final symbolic link resolved as a
@@ -159,34 +207,30 @@ enum StrayTemporaryFiles {
         return reclaim(besideTarget: paths.target)
     }
 
-    /// The names (raw bytes, without the terminating NUL) of the entries of `directory` that are
-    /// temporary items of a save of `name`: `.` + name + `.cdsave-` + 12 lowercase hex digits, or
-    /// the same with the name shortened to keep the whole within 255 bytes (``SavePaths``).
-    static func temporaryEntries(in directory: Int32, forName name: [UInt8]) -> [[UInt8]] {
-        let streamDescriptor = fcntl(directory, F_DUPFD_CLOEXEC, 0)
-        guard streamDescriptor >= 0 else { return [] }
-        guard let stream = fdopendir(streamDescriptor) else {
-            _ = Glibc.close(streamDescriptor)
-            return []
-        }
-        defer { closedir(stream) }
+    /// The names (raw bytes, without the terminating NUL) of the entries of `stream` that are
+    /// temporary items of a save of `name` — `.` + name + `.cdsave-` + 12 lowercase hex digits, or
+    /// the same with the name shortened to keep the whole within 255 bytes (``SavePaths``) — and
+    /// the number of entries in the folder. Reads the whole folder before anything is removed.
+    static func temporaryEntries(in stream: OpaquePointer, forName name: ArraySlice<UInt8>) -> (names: [[UInt8]], entryCount: Int) {
         var found: [[UInt8]] = []
-        let suffix = Array(".\(marker)-".utf8)
+        var entryCount = 0
+        let suffixLength = marker.utf8.count + 2
         while let entry = readdir(stream) {
+            entryCount += 1
             // Most entries are not ours: rule them out without copying the name.
             let candidate: [UInt8]? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 let length = raw.firstIndex(of: 0) ?? raw.count
-                guard length > 1 + suffix.count + 12, raw[0] == UInt8(ascii: "."),
-                      raw[length - 12 - suffix.count] == UInt8(ascii: ".") else { return nil }
+                guard length > 1 + suffixLength + 12, raw[0] == UInt8(ascii: "."),
+                      raw[length - 12 - suffixLength] == UInt8(ascii: ".") else { return nil }
                 return Array(raw[..<length])
             }
             if let candidate, isTemporaryName(candidate, forName: name) { found.append(candidate) }
         }
-        return found
+        return (found, entryCount)
     }
 
     /// Whether `entry` is a temporary item name of a save of `name` (see ``temporaryEntries(in:forName:)``).
-    static func isTemporaryName(_ entry: [UInt8], forName name: [UInt8]) -> Bool {
+    static func isTemporaryName(_ entry: [UInt8], forName name: ArraySlice<UInt8>) -> Bool {
         let suffix = Array(".\(marker)-".utf8)
         let hexDigits = 12
         guard entry.count > 1 + suffix.count + hexDigits, entry[0] == UInt8(ascii: ".") else { return false }
