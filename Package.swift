@@ -48,7 +48,7 @@ let package = Package(
                           swiftSettings: strict),
 
         // MARK: Tests
-        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination"],
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),

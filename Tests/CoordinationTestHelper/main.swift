@@ -107,6 +107,7 @@ do {
         go.signal()
     case "host-sigurg": runHostSIGURG(arguments)
     case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))
+    case "save-and-wait": try runSaveAndWait(Array(arguments.dropFirst()))
     default:
         say("unknown command \(command)")
         exit(2)

@@ -592,6 +592,15 @@ struct ImageCodecRGBAImageTests {
         #expect(image.pixel(x: 3, y: 0) == nil)
         #expect(image.pixel(x: -1, y: 0) == nil)
         #expect(throws: ImageCodecError.self) { try image.setPixel(RGBAPixel(r: 0, g: 0, b: 0), x: 0, y: Int.max) }
+        // The subscript never traps: outside reads as transparent black, writes there are ignored.
+        let before = image
+        image[3, 0] = RGBAPixel(r: 5, g: 5, b: 5)
+        image[Int.min, Int.max] = RGBAPixel(r: 5, g: 5, b: 5)
+        #expect(image == before)
+        #expect(image[-1, 0] == RGBAPixel(r: 0, g: 0, b: 0, a: 0))
+        #expect(image[0, Int.max] == RGBAPixel(r: 0, g: 0, b: 0, a: 0))
+        image.pixels.removeLast(4)
+        #expect(image[2, 1] == RGBAPixel(r: 0, g: 0, b: 0, a: 0), "a pixel past a shortened buffer")
     }
 
     @Test("rotation is clockwise and accepts any integer")

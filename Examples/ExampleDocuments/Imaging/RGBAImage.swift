@@ -107,19 +107,12 @@ public struct RGBAImage: Sendable, Equatable {
 
     /// The pixel at column `x`, row `y` (origin top left).
     ///
-    /// Like `Array`'s subscript this traps when the coordinate is outside the image; use
-    /// ``pixel(x:y:)`` / ``setPixel(_:x:y:)`` for coordinates that come from user input.
+    /// Never traps: a coordinate outside the image (or outside a `pixels` buffer edited to another
+    /// size) reads as transparent black, and a write there is ignored, as when drawing past the
+    /// edge of a canvas. Use ``pixel(x:y:)`` / ``setPixel(_:x:y:)`` to be told instead.
     public subscript(x: Int, y: Int) -> RGBAPixel {
-        get {
-            precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(width)×\(height) image")
-            let i = (y * width + x) * 4
-            return RGBAPixel(r: pixels[i], g: pixels[i + 1], b: pixels[i + 2], a: pixels[i + 3])
-        }
-        set {
-            precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(width)×\(height) image")
-            let i = (y * width + x) * 4
-            pixels[i] = newValue.r; pixels[i + 1] = newValue.g; pixels[i + 2] = newValue.b; pixels[i + 3] = newValue.a
-        }
+        get { pixel(x: x, y: y) ?? RGBAPixel(r: 0, g: 0, b: 0, a: 0) }
+        set { try? setPixel(newValue, x: x, y: y) }
     }
 
     /// The pixel at (`x`, `y`), or `nil` when the coordinate lies outside the image.

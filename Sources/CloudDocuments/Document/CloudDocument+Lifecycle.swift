@@ -96,6 +96,7 @@ extension CloudDocument {
     // MARK: Open
 
     func performOpen() throws {
+        assertOnLifecycleQueue()
         let url = try storage.withLock { storage throws(DocumentError) -> URL in
             guard !storage.isOpen else { throw .documentAlreadyOpen }
             return storage.fileURL
@@ -105,6 +106,8 @@ extension CloudDocument {
         let progressBox = HopBox<Progress?>(nil)
         do {
             try coordinator.coordinate(readingItemAt: url) { readURL in
+                // Temporary files of saves killed midway (see StrayTemporaryFiles).
+                StrayTemporaryFiles.reclaim(besideItemAt: readURL)
                 let (contents, identity) = try DocumentReader.read(at: readURL, documentURL: url) { size in
                     startProgress(totalBytes: size, into: progressBox)
                 }
@@ -147,6 +150,7 @@ extension CloudDocument {
     }
 
     func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin) throws {
+        assertNotOnDocumentQueue()
         let start = storage.withLock { (session: $0.session, wasOpen: $0.isOpen) }
         let type = savingType(for: url)
         let progressBox = HopBox<Progress?>(nil)
@@ -224,6 +228,7 @@ extension CloudDocument {
     // MARK: Autosave and close
 
     func performAutosave() throws -> Bool {
+        assertOnLifecycleQueue()
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen, dirty else { return false }
         try performSave(to: url, for: .forOverwriting, origin: .autosave)
@@ -231,6 +236,7 @@ extension CloudDocument {
     }
 
     func performClose() throws {
+        assertOnLifecycleQueue()
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen else { return }
         if dirty {
@@ -248,6 +254,7 @@ extension CloudDocument {
     /// wrote, or when the document has unsaved changes by the time it would load; failures are
     /// only reported to ``handleError(_:userInteractionPermitted:)``.
     func performRevert(to url: URL, presenterSession: Int?) throws {
+        assertOnLifecycleQueue()
         let session: Int
         if let presenterSession {
             session = presenterSession
@@ -341,8 +348,8 @@ extension CloudDocument {
     private func progressReporter(for progress: Progress?) -> ((Int64) -> Void)? {
         guard let progress else { return nil }
         let reference = ProgressReference(progress: progress)
-        return { [presentedItemOperationQueue] done in
-            presentedItemOperationQueue.addOperation { reference.progress.completedUnitCount = done }
+        return { [self] done in
+            enqueueOnDocumentQueue { reference.progress.completedUnitCount = done }
         }
     }
 

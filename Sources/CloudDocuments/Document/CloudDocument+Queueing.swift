@@ -35,7 +35,7 @@ extension CloudDocument {
             return (result, true)
         }
         if changed {
-            presentedItemOperationQueue.addOperation { [self] in announcePendingStates() }
+            enqueueOnDocumentQueue { [self] in announcePendingStates() }
         }
         return result
     }
@@ -44,6 +44,7 @@ extension CloudDocument {
     /// document queue only. Not re-entered: a change made by an observer is announced by the
     /// loop after the current one, keeping the order.
     func announcePendingStates() {
+        assertOnDocumentQueue()
         let alreadyRunning = storage.withLock { storage in
             if storage.isAnnouncing { return true }
             storage.isAnnouncing = true
@@ -70,25 +71,67 @@ extension CloudDocument {
 
     // MARK: The document queue
 
+    /// Queues `work` on the document queue without waiting for it. The operation ignores
+    /// `cancel()` (see ``DocumentQueueOperation``), so it runs even if the app cancels the
+    /// queue's operations. Any thread.
+    func enqueueOnDocumentQueue(_ work: @escaping @Sendable () -> Void) {
+        presentedItemOperationQueue.addOperation(DocumentQueueOperation(work))
+    }
+
     /// Runs `body` on the document queue and waits for it; runs it at once when already there.
     /// Call from background threads only (never while holding a lock the queue may need).
+    ///
+    /// The hop cannot be skipped: its operation ignores `cancel()` (``DocumentQueueOperation``),
+    /// so `presentedItemOperationQueue.cancelAllOperations()` during a save or an open delays
+    /// nothing and loses nothing.
     func onDocumentQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         let queue = presentedItemOperationQueue
         if OperationQueue.current === queue { return try body() }
-        let outcome: Swift.Result<T, E> = withoutActuallyEscaping(body) { escapable in
-            let work = HopBox<(() throws(E) -> T)?>(escapable)
-            let outcome = HopBox<Swift.Result<T, E>?>(nil)
-            let operation = BlockOperation {
-                guard let body = work.value else { return }
-                outcome.value = Swift.Result { () throws(E) -> T in try body() }
+        // The operation always runs (it ignores cancel()), so this loop goes round once; should
+        // a Foundation ever skip it anyway, the hop is queued again rather than trapping.
+        while true {
+            let outcome: Swift.Result<T, E>? = withoutActuallyEscaping(body) { escapable in
+                let work = HopBox<(() throws(E) -> T)?>(escapable)
+                let outcome = HopBox<Swift.Result<T, E>?>(nil)
+                let operation = DocumentQueueOperation {
+                    guard let body = work.value else { return }
+                    outcome.value = Swift.Result { () throws(E) -> T in try body() }
+                }
+                queue.addOperations([operation], waitUntilFinished: true)
+                // The operation may outlive this call (queues release operations lazily): drop
+                // the reference to the non-escaping closure now.
+                work.value = nil
+                return outcome.value
             }
-            queue.addOperations([operation], waitUntilFinished: true)
-            // The operation may outlive this call (queues release operations lazily): drop the
-            // reference to the non-escaping closure now.
-            work.value = nil
-            return outcome.value!
+            if let outcome { return try outcome.get() }
         }
-        return try outcome.get()
+    }
+
+    /// Checks, in debug builds, that the caller runs on the lifecycle queue (open, close,
+    /// autosave and revert run there, one after another).
+    @inline(__always)
+    func assertOnLifecycleQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(lifecycleQueue))
+        #endif
+    }
+
+    /// Checks, in debug builds, that the caller does not run on the document queue: work that
+    /// waits for the queue (a save's snapshot, a load) would wait for itself there.
+    @inline(__always)
+    func assertNotOnDocumentQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .notOnQueue(documentDispatchQueue))
+        #endif
+    }
+
+    /// Checks, in debug builds, that the caller runs on the document queue (as swift-nio asserts
+    /// its event loop). Used by the helpers that must only run there.
+    @inline(__always)
+    func assertOnDocumentQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(documentDispatchQueue))
+        #endif
     }
 
     /// ``onDocumentQueue(_:)`` when `condition` holds, otherwise `body` right here.
@@ -125,6 +168,7 @@ extension CloudDocument {
     /// ``disableEditing()``. On the document queue. Returns the session it applies to.
     @discardableResult
     func beginDisablingEditing() -> Int {
+        assertOnDocumentQueue()
         let (session, first) = update { storage -> (Int, Bool) in
             storage.editingDisabledCount += 1
             guard storage.editingDisabledCount == 1 else { return (storage.session, false) }
@@ -139,6 +183,7 @@ extension CloudDocument {
     /// calls ``enableEditing()`` then clears the state. Ignored when the document was closed (or
     /// reopened) since. On the document queue.
     func endDisablingEditing(session: Int) {
+        assertOnDocumentQueue()
         let last = storage.withLock { storage -> Bool in
             guard storage.session == session, storage.editingDisabledCount > 0 else { return false }
             storage.editingDisabledCount -= 1
@@ -159,6 +204,7 @@ extension CloudDocument {
     /// autosave stopped, presenter unregistered, ``enableEditing()`` if editing was disabled.
     /// Does not save. On the document queue.
     func closeImmediately() {
+        assertOnDocumentQueue()
         let (wasOpen, wasDisabled, timer) = update { storage -> (Bool, Bool, Task<Void, Never>?) in
             guard storage.isOpen else { return (false, false, nil) }
             let wasDisabled = storage.editingDisabledCount > 0

@@ -71,11 +71,14 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
 
     /// Every mutable property. Never held while calling out.
     let storage: Locked<DocumentStorage>
-    /// The queue on which presenter messages, hooks and announcements run.
+    /// The queue on which presenter messages, hooks and announcements run. `cancelAllOperations()`
+    /// on it cancels only the `Operation` objects you added: the document's own work there, the
+    /// presenter messages coordinators deliver, and every block added with `addOperation(_:)`
+    /// ignore `cancel()` (a coordinator waiting for a cancelled message would wait forever).
     public let presentedItemOperationQueue: OperationQueue
     /// The dispatch queues under the document and callback operation queues (owned here:
     /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
-    private let documentDispatchQueue: DispatchQueue
+    let documentDispatchQueue: DispatchQueue
     private let callbackDispatchQueue: DispatchQueue
     /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
     let lifecycleQueue: DispatchQueue
@@ -115,18 +118,17 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         // document's background work blocks (waiting for coordination locks, for the disk), and
         // work queued behind blocked global threads can wait a long time for libdispatch to add a
         // thread (about a second on a 2-CPU machine). Private serial queues always get a thread.
-        (presentedItemOperationQueue, documentDispatchQueue) = Self.serialQueue(named: "CloudDocument \(name)")
+        (presentedItemOperationQueue, documentDispatchQueue) = Self.serialQueue(named: "CloudDocument \(name)", DocumentOperationQueue())
         lifecycleQueue = DispatchQueue(label: "CloudDocument.lifecycle \(name)")
         presenterSaveQueue = DispatchQueue(label: "CloudDocument.presenterSave \(name)")
-        (callbackQueue, callbackDispatchQueue) = Self.serialQueue(named: "CloudDocument callbacks \(name)")
+        (callbackQueue, callbackDispatchQueue) = Self.serialQueue(named: "CloudDocument callbacks \(name)", OperationQueue())
         wire(undoManager)
     }
 
     /// A serial `OperationQueue` on a dispatch queue of its own. Both are returned because
     /// `underlyingQueue` is unowned on Linux: the document keeps the dispatch queue alive.
-    private static func serialQueue(named name: String) -> (OperationQueue, DispatchQueue) {
+    private static func serialQueue(named name: String, _ queue: OperationQueue) -> (OperationQueue, DispatchQueue) {
         let dispatchQueue = DispatchQueue(label: name)
-        let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = name
         queue.underlyingQueue = dispatchQueue

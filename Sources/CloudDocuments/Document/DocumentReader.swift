@@ -73,6 +73,7 @@ enum DocumentReader {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .notReadable(documentURL, underlying: "it is \(kindName(info.st_mode)), not a regular file")
         }
+        if let refusal = ReadLimits.refusal(forSize: Int64(info.st_size)) { throw .notReadable(documentURL, underlying: refusal) }
         let expected = Int(info.st_size)
         let report = largeFile(Int64(expected))
         do {

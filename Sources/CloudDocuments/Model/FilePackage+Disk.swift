@@ -75,6 +75,9 @@ extension FilePackage {
             guard info.st_mode & S_IFMT == S_IFREG else {
                 throw SystemCallError(call: "read", path: path, code: EINVAL)
             }
+            if ReadLimits.refusal(forSize: Int64(info.st_size)) != nil {
+                throw SystemCallError(call: "read (file larger than memory)", path: path, code: EFBIG)
+            }
             return try file.readToEnd(sizeHint: Int(info.st_size))
         } catch {
             throw .forRead(error)

@@ -33,18 +33,21 @@ extension SafeSave {
     public static func writePackage(_ package: FilePackage, to url: URL, creating: Bool,
                                     progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
+        StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
         let existing: stat?
         do { existing = try POSIX.status(paths.target) } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
         if creating && existing != nil { throw .alreadyExists(url) }
 
+        let temporaryLock: TemporaryItemLock
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
-            try POSIX.makeDirectory(paths.temporary, mode: 0o700)
+            temporaryLock = try StrayTemporaryFiles.createLockedFolder(paths.temporary, mode: 0o700)
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
+        defer { temporaryLock.release() }
 
         let oldTree: String?
         do throws(SystemCallError) {

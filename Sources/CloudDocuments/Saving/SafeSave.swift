@@ -11,7 +11,10 @@ import Glibc
 /// one of ours) or `0644 & ~umask` for a new file; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
 /// race); `fsync` the folder. On any failure before the rename, the temporary file is removed,
-/// the original is untouched, and a ``DocumentError`` says why.
+/// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
+/// while it is written, and a save first removes the temporary items of earlier saves of the
+/// same target whose writer died (`kill -9`, a crash), never those of a live one (in a folder of
+/// more than 128 entries, at most once per 10 seconds; see `StrayTemporaryFiles`).
 ///
 /// Limits (as with Apple's safe save and `Data.write(options: .atomic)`): the new file is a new
 /// inode, so hard links to the original keep the old contents, and extended attributes / ACLs are
@@ -45,6 +48,7 @@ public enum SafeSave {
     ///   flushed (the rename happened; a power loss could still bring the old file back).
     public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
+        StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
         let existing: stat?
         do { existing = try POSIX.status(paths.target) } catch {
             throw .forSave(error, target: url, folder: paths.folder)
@@ -57,12 +61,15 @@ public enum SafeSave {
         }
 
         let file: FileDescriptor
+        let temporaryLock: TemporaryItemLock
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
-            file = try POSIX.open(paths.temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
+            let created = try StrayTemporaryFiles.createLockedFile(paths.temporary, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
+            (file, temporaryLock) = (created.0, created.1)
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
+        defer { temporaryLock.release() }
 
         var isOpen = true
         do throws(SystemCallError) {
