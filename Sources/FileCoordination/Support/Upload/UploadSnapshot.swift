@@ -34,10 +34,13 @@ enum UploadSnapshot {
 
     private static func fill(_ folder: [UInt8], from url: URL, limits: ZipLimits) throws(CoordinationError) -> URL {
         let itemPath = fileSystemPath(url)
-        let source = try SnapshotFile.open(itemPath, in: AT_FDCWD, flags: O_RDONLY | O_NONBLOCK,
-                                           displayPath: String(decoding: itemPath, as: UTF8.self))
+        let display = String(decoding: itemPath, as: UTF8.self)
+        var before = stat()
+        guard itemPath.withCString({ stat($0, &before) }) == 0 else { throw .ioFailed(path: display, errno: errno) }
+        guard [S_IFDIR, S_IFREG].contains(before.st_mode & S_IFMT) else { throw notUploadable(display) }
+        let source = try SnapshotFile.open(itemPath, in: AT_FDCWD, flags: O_RDONLY | O_NONBLOCK, displayPath: display)
         let info = try source.status()
-        let name = lastComponent(of: itemPath)
+        let name = snapshotName(for: itemPath)
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
             let archivePath = folder + [UInt8(ascii: "/")] + name + Array(".zip".utf8)
@@ -52,12 +55,17 @@ enum UploadSnapshot {
             return fileURL(archivePath, isDirectory: false)
         case S_IFREG:
             let copyPath = folder + [UInt8(ascii: "/")] + name
-            let copy = try createFile(copyPath, mode: info.st_mode & 0o777)
+            // The original's permissions, and the owner may always read the copy.
+            let copy = try createFile(copyPath, mode: info.st_mode & 0o777 | 0o600)
             try copyContents(of: source, length: UInt64(info.st_size), to: copy)
             return fileURL(copyPath, isDirectory: false)
         default:
-            throw .invalidRequest("\(source.path) is neither a file nor a folder, so it has no upload snapshot.")
+            throw notUploadable(display)  // replaced by something else since the `stat`
         }
+    }
+
+    private static func notUploadable(_ path: String) -> CoordinationError {
+        .invalidRequest("\(path) is neither a file nor a folder, so it has no upload snapshot.")
     }
 
     /// Streams a file into `copy`, leaving its holes as holes.
@@ -74,9 +82,11 @@ enum UploadSnapshot {
         try copy.truncate(to: copied)  // gives the copy its length when it ends in a hole
     }
 
+    /// Creates a file with exactly `mode` (whatever the umask).
     private static func createFile(_ path: [UInt8], mode: mode_t) throws(CoordinationError) -> SnapshotFile {
         let file = try SnapshotFile.open(path, in: AT_FDCWD, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode,
                                          displayPath: String(decoding: path, as: UTF8.self))
+        guard fchmod(file.descriptor, mode) == 0 else { throw .ioFailed(path: file.path, errno: errno) }
         return file
     }
 
@@ -96,23 +106,26 @@ enum UploadSnapshot {
         }
     }
 
-    private static func lastComponent(of path: [UInt8]) -> [UInt8] {
+    /// The snapshot's file name: the item's last path component, made valid UTF-8 (bytes that
+    /// are not become U+FFFD) so that the URL handed to the accessor names the file exactly.
+    /// Names *inside* an archive keep their bytes.
+    private static func snapshotName(for path: [UInt8]) -> [UInt8] {
         let name = path.split(separator: UInt8(ascii: "/")).last.map(Array.init) ?? []
-        return name.isEmpty || name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")]
-            ? Array("upload".utf8) : name
+        if name.isEmpty || name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] {
+            return Array("upload".utf8)
+        }
+        return Array(String(decoding: name, as: UTF8.self).utf8)
     }
 
+    /// The snapshot's URL (its path is valid UTF-8: see ``snapshotName(for:)``).
     private static func fileURL(_ path: [UInt8], isDirectory: Bool) -> URL {
-        (path + [0]).withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) {
-                URL(fileURLWithFileSystemRepresentation: $0.baseAddress!, isDirectory: isDirectory, relativeTo: nil)
-            }
-        }
+        URL(fileURLWithPath: String(decoding: path, as: UTF8.self), isDirectory: isDirectory)
     }
 }
 
 private extension Array where Element == UInt8 {
     func withCString<Result>(_ body: (UnsafePointer<CChar>) -> Result) -> Result {
-        (self + [0]).map { CChar(bitPattern: $0) }.withUnsafeBufferPointer { body($0.baseAddress!) }
+        let characters = (self + [0]).map { CChar(bitPattern: $0) }
+        return body(characters)
     }
 }

@@ -98,7 +98,7 @@ final class ZipArchiveWriter {
     }
 
     private func finishMember(_ member: ZipMember) throws(CoordinationError) {
-        try central.append(ZipRecords.centralHeader(member, limits: limits), archive: archive)
+        try central.append(ZipRecords.centralHeader(member, limits: limits))
         memberCount += 1
     }
 
@@ -159,7 +159,7 @@ struct CentralDirectorySpill {
 
     init(folder: String) { self.folder = folder }
 
-    mutating func append(_ record: [UInt8], archive: SnapshotFile) throws(CoordinationError) {
+    mutating func append(_ record: [UInt8]) throws(CoordinationError) {
         buffer.append(contentsOf: record)
         guard buffer.count >= ZipArchiveWriter.chunkSize else { return }
         let file: SnapshotFile
