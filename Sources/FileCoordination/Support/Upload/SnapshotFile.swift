@@ -61,7 +61,7 @@ final class SnapshotFile {
         }
     }
 
-    /// Sets the file's length (used to end an archive whose last bytes are a hole).
+    /// Sets the file's length (gives a copy that ends in a hole its full length).
     func truncate(to length: UInt64) throws(CoordinationError) {
         guard Self.retryingInterrupts({ ftruncate(descriptor, off_t(length)) }) == 0 else {
             throw .ioFailed(path: path, errno: errno)
