@@ -92,6 +92,7 @@ do {
         while readLine() != nil {}
         stop.store(true)
         say("STOPPED")
+    case "upload": try uploadCommand(arguments)  // see UploadCommand.swift
     case "self-test":
         // In-process exclusion with a timeout, for diagnosing a machine.
         let url = URL(fileURLWithPath: arguments[1])

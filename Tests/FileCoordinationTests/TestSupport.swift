@@ -78,6 +78,7 @@ func caseName(_ error: CoordinationError) -> String {
     case .presenterFailed: return "presenterFailed"
     case .lockDirectoryUnusable: return "lockDirectoryUnusable"
     case .lockFailed: return "lockFailed"
+    case .ioFailed: return "ioFailed"
     case .invalidRequest: return "invalidRequest"
     case .itemKeptMoving: return "itemKeptMoving"
     }

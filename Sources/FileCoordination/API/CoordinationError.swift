@@ -17,6 +17,10 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     case lockDirectoryUnusable(path: String, reason: String)
     /// A lock file for the item could not be opened or locked (`errno` given).
     case lockFailed(path: String, errno: Int32)
+    /// Reading an item or writing its temporary copy failed (`errno` given): for example the
+    /// disk filled up while a `.forUploading` snapshot was written. `path` names the file that
+    /// failed; no temporary file is left behind.
+    case ioFailed(path: String, errno: Int32)
     /// The intents passed to ``Coordinator/coordinate(with:queue:byAccessor:)`` are not valid
     /// (for example, more than one writing option at once, or no intent at all).
     case invalidRequest(String)
@@ -38,6 +42,8 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
             return "The lock directory \(path) cannot be used: \(reason)"
         case .lockFailed(let path, let code):
             return "Could not lock \(path): \(Errno(rawValue: code).message) (errno \(code))."
+        case .ioFailed(let path, let code):
+            return "Could not read or write \(path): \(Errno(rawValue: code).message) (errno \(code))."
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
         case .itemKeptMoving(let url):
             return "The item kept being moved by other coordinators while this coordination waited for it (last seen at \(url.path)); it was not accessed. Try again."

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// The private, per-user directory that holds the lock files.
 ///
@@ -62,12 +63,12 @@ struct LockDirectory: Sendable, Equatable {
             chmod(path, 0o700)
         } else if errno != EEXIST {
             let code = errno
-            throw .lockDirectoryUnusable(path: path, reason: "it could not be created (\(String(cString: strerror(code)))); create it with mode 0700 or set \(environmentVariable) to a folder you own.")
+            throw .lockDirectoryUnusable(path: path, reason: "it could not be created (\(Errno(rawValue: code).message)); create it with mode 0700 or set \(environmentVariable) to a folder you own.")
         }
         var info = stat()
         guard lstat(path, &info) == 0 else {
             let code = errno
-            throw .lockDirectoryUnusable(path: path, reason: "it cannot be inspected (\(String(cString: strerror(code)))).")
+            throw .lockDirectoryUnusable(path: path, reason: "it cannot be inspected (\(Errno(rawValue: code).message)).")
         }
         let type = info.st_mode & S_IFMT
         if type == S_IFLNK {
@@ -105,7 +106,7 @@ struct LockDirectory: Sendable, Equatable {
         let parent = "/" + components.dropLast().joined(separator: "/")
         guard let resolved = realpath(parent, nil) else {
             let code = errno
-            throw .lockDirectoryUnusable(path: path, reason: "its parent folder cannot be resolved (\(String(cString: strerror(code)))); create it first.")
+            throw .lockDirectoryUnusable(path: path, reason: "its parent folder cannot be resolved (\(Errno(rawValue: code).message)); create it first.")
         }
         defer { free(resolved) }
         let parentPath = String(cString: resolved)
