@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// Runs the Apple-platform code of AppleStyleCode.swift and checks what it does.
-@Suite("Apple-style code on Linux")
+@Suite("Apple-style code on Linux", .serialized)
 struct AppleStyleCodeTests {
     @Test("the error: forms write and read the bytes, and leave the error nil on success")
     func errorFormsReadAndWrite() throws {
