@@ -27,9 +27,9 @@ import Foundation
 /// ## Threading and `Sendable`
 /// Like Apple's, the protocol is not `Sendable`: a presenter class needs no locks, no
 /// `@unchecked Sendable` and no annotations to adopt it in Swift 6 mode. The contract is Apple's:
-/// - every message is delivered on ``presentedItemOperationQueue`` (use a serial queue, the
-///   default for an `OperationQueue` you create is concurrent: set `maxConcurrentOperationCount = 1`
-///   if your methods touch shared state without locks);
+/// - every message is delivered on ``presentedItemOperationQueue``, and reacquirers run on it too.
+///   A new `OperationQueue` is concurrent: set its `maxConcurrentOperationCount` to 1 if your
+///   methods share state without locks;
 /// - ``presentedItemURL`` and ``presentedItemOperationQueue`` are read by coordinators on any
 ///   thread, so keep them constant or protect them.
 ///
