@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "FileCoordination", targets: ["FileCoordination"]),
         .library(name: "CloudDocuments", targets: ["CloudDocuments"]),
+        .library(name: "FoundationCompatibility", targets: ["FoundationCompatibility"]),
         .library(name: "ExampleDocuments", targets: ["ExampleDocuments"]),
         .executable(name: "clouddocs-demo", targets: ["clouddocs-demo"]),
         .executable(name: "text-editor", targets: ["text-editor"]),
@@ -28,6 +29,8 @@ let package = Package(
         .target(name: "FileCoordination", dependencies: ["SystemSupport"], swiftSettings: strict),
         .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
                 swiftSettings: strict),
+        // Apple's names (NSFileCoordinator, NSFilePresenter, …) over FileCoordination; opt-in.
+        .target(name: "FoundationCompatibility", dependencies: ["FileCoordination"], swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -54,6 +57,8 @@ let package = Package(
                     dependencies: ["FileCoordination", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "CloudDocumentsTests",
                     dependencies: ["CloudDocuments", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
+        .testTarget(name: "FoundationCompatibilityTests",
+                    dependencies: ["FoundationCompatibility", "FileCoordination"], swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]

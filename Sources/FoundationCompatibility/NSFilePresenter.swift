@@ -1,0 +1,133 @@
+import Foundation
+
+/// An object that presents a file or directory and wants to hear when other code reads, writes,
+/// moves or deletes it — Apple's `NSFilePresenter`, with Apple's requirement names, for Linux.
+///
+/// Adopt it exactly as on Apple platforms, typically from an `NSObject` subclass:
+///
+/// ```swift
+/// final class Logger: NSObject, NSFilePresenter {
+///     let presentedItemURL: URL?
+///     let presentedItemOperationQueue = OperationQueue()
+///     init(url: URL) { presentedItemURL = url }
+///     func presentedItemDidChange() { /* reload */ }
+/// }
+/// ```
+///
+/// and register it with ``NSFileCoordinator/addFilePresenter(_:)``.
+///
+/// ## Optional methods
+/// Only ``presentedItemURL`` and ``presentedItemOperationQueue`` are required. Every other method
+/// has a default implementation that behaves as Apple's coordinator does when an optional method
+/// is not implemented: relinquishing answers at once with no reacquirer, saving and deletion
+/// requests are accepted at once, notifications are ignored. Because the defaults live in a
+/// protocol extension, a subclass can `override` one of these methods only if its superclass
+/// implements it (as on Apple platforms, where `override` needs a superclass implementation too).
+///
+/// ## Threading and `Sendable`
+/// Like Apple's, the protocol is not `Sendable`: a presenter class needs no locks, no
+/// `@unchecked Sendable` and no annotations to adopt it in Swift 6 mode. The contract is Apple's:
+/// - every message is delivered on ``presentedItemOperationQueue``, and reacquirers run on it too.
+///   A new `OperationQueue` is concurrent: set its `maxConcurrentOperationCount` to 1 if your
+///   methods share state without locks;
+/// - ``presentedItemURL`` and ``presentedItemOperationQueue`` are read by coordinators on any
+///   thread, so keep them constant or protect them.
+///
+/// The completion handlers and reacquirers are `@Sendable`, as in Apple's current SDK. The protocol
+/// is `@preconcurrency`, so older code that declares them without `@Sendable` still compiles (with a
+/// warning in Swift 6 mode) and its methods are still called.
+///
+/// ## Not (yet) provided
+/// The version messages (`presentedItemDidGain(_:)`, `presentedItemDidLose(_:)`,
+/// `presentedItemDidResolveConflict(_:)` and the subitem forms) need `NSFileVersion`, which does
+/// not exist yet; the ubiquity and eviction messages need iCloud. They will be added with those
+/// types. `primaryPresentedItemURL` is accepted but not used: related items ("sidecar" files) are
+/// not coordinated as one.
+@preconcurrency
+public protocol NSFilePresenter: NSObjectProtocol {
+    /// The item this presenter presents; `nil` while it does not exist. Read on any thread.
+    var presentedItemURL: URL? { get }
+
+    /// The queue every message to this presenter is delivered on. Read on any thread.
+    var presentedItemOperationQueue: OperationQueue { get }
+
+    /// For a presenter of a related item (a sidecar file), the main item. Default `nil`.
+    /// Accepted for source compatibility; the coordination does not use it.
+    var primaryPresentedItemURL: URL? { get }
+
+    /// Another coordinator wants to read the item. Stop what would disturb a reader, then call
+    /// `reader`, optionally with a *reacquirer*, which is run on ``presentedItemOperationQueue``
+    /// once the reader is done. Default: calls `reader(nil)` at once.
+    func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void)
+
+    /// Another coordinator wants to write the item. Stop editing, then call `writer`, optionally
+    /// with a reacquirer, run on ``presentedItemOperationQueue`` once the writer is done.
+    /// Default: calls `writer(nil)` at once.
+    func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void)
+
+    /// Someone is about to read (or merge) the item: save unsaved changes, then call the handler
+    /// with `nil`, or with an error to refuse — the other party's coordination then fails with an
+    /// `NSError` in `NSCocoaErrorDomain` (see ``NSFileCoordinator``). To write the item from here,
+    /// coordinate with `NSFileCoordinator(filePresenter: self)`: it joins the waiting party's locks
+    /// instead of waiting for them. Default: answers `nil` at once.
+    func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// The item is about to be deleted: close it, then call the handler with `nil` (or an error to
+    /// veto). Default: answers `nil` at once.
+    func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// A coordinated move moved or renamed the item to `newURL`; update ``presentedItemURL``.
+    func presentedItemDidMove(to newURL: URL)
+
+    /// The item's contents or attributes changed (a coordinated write, or a change another process
+    /// made).
+    func presentedItemDidChange()
+
+    /// (Directories) A new item appeared inside the presented directory, at `url`.
+    func presentedSubitemDidAppear(at url: URL)
+
+    /// (Directories) The item inside the presented directory at `url` changed.
+    func presentedSubitemDidChange(at url: URL)
+
+    /// (Directories) The item inside the presented directory moved from `oldURL` to `newURL`.
+    func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL)
+
+    /// (Directories) The item inside the presented directory at `url` is about to be deleted.
+    /// Call the handler with `nil`, or with an error to veto. Default: answers `nil` at once.
+    func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+}
+
+extension NSFilePresenter {
+    /// Default: `nil` (the item is not a related item of another).
+    public var primaryPresentedItemURL: URL? { nil }
+    /// Default: relinquishes at once with no reacquirer.
+    public func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        reader(nil)
+    }
+    /// Default: relinquishes at once with no reacquirer.
+    public func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        writer(nil)
+    }
+    /// Default: nothing to save; answers `nil` at once.
+    public func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+    /// Default: accepts the deletion at once.
+    public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+    /// Default: does nothing.
+    public func presentedItemDidMove(to newURL: URL) {}
+    /// Default: does nothing.
+    public func presentedItemDidChange() {}
+    /// Default: does nothing.
+    public func presentedSubitemDidAppear(at url: URL) {}
+    /// Default: does nothing.
+    public func presentedSubitemDidChange(at url: URL) {}
+    /// Default: does nothing.
+    public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
+    /// Default: accepts the deletion at once.
+    public func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+}
