@@ -11,8 +11,9 @@ internal import FileCoordination
 /// | `.presenterFailed(e)`      | `e`'s code if `e` is in Cocoa's domain, else `NSFileReadUnknownError` (256) for a read, `NSFileWriteUnknownError` (512) for a write; description: `e`'s |
 /// | `.lockFailed` (ENOSPC, EDQUOT) | `NSFileWriteOutOfSpaceError` (640)                   |
 /// | `.timedOut`, `.wouldDeadlock`, `.lockDirectoryUnusable`, `.lockFailed` (other errno), `.itemKeptMoving` | `NSFileLockingError` (255) |
-/// | `.invalidRequest` for a `.forUploading` read of an item that does not exist | `NSFileReadNoSuchFileError` (260) |
-/// | `.invalidRequest` otherwise | `NSFileReadUnknownError` (256) / `NSFileWriteUnknownError` (512) |
+/// | `.ioFailed` (ENOENT, ENOTDIR) — e.g. a `.forUploading` read of an item that does not exist | `NSFileReadNoSuchFileError` (260) |
+/// | `.ioFailed` (ENOSPC, EDQUOT) | `NSFileWriteOutOfSpaceError` (640) |
+/// | `.ioFailed` (other errno), `.invalidRequest` | `NSFileReadUnknownError` (256) / `NSFileWriteUnknownError` (512) |
 ///
 /// Any other error (none is expected: the accessors of the `error:` forms cannot throw) is passed
 /// through if it is already in Cocoa's domain, and otherwise wrapped like `.invalidRequest`.
@@ -59,13 +60,15 @@ enum CocoaErrorMapping {
         case .wouldDeadlock(let item), .itemKeptMoving(let item):
             code = NSFileLockingError
             url = item
+        case .ioFailed(_, let number) where number == ENOENT || number == ENOTDIR:
+            code = NSFileReadNoSuchFileError
+            url = access.uploadedItem ?? url
+        case .ioFailed(_, let number) where number == ENOSPC || number == EDQUOT:
+            code = NSFileWriteOutOfSpaceError
+        case .ioFailed:
+            code = unknownCode(access)
         case .invalidRequest:
-            if let item = access.uploadedItem, !FileManager.default.fileExists(atPath: item.path) {
-                code = NSFileReadNoSuchFileError
-                url = item
-            } else {
-                code = unknownCode(access)
-            }
+            code = unknownCode(access)
         }
         return make(code, description: description, underlying: coordinationError,
                     access: Access(url: url, isWriting: access.isWriting, uploadedItem: access.uploadedItem))

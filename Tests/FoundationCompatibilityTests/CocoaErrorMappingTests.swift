@@ -73,14 +73,18 @@ struct CocoaErrorMappingTests {
         expectCocoa(map(cocoa, writing: true), code: NSFileWriteVolumeReadOnlyError, from: cocoa)
     }
 
-    @Test("an invalid request is the read or write unknown error; an upload of a missing item is NSFileReadNoSuchFileError (260)")
+    @Test("an invalid request is the read or write unknown error; an I/O failure on a missing item is NSFileReadNoSuchFileError (260), a full disk 640")
     func invalidRequest() {
         let original = CoordinationError.invalidRequest("use at most one writing option per intent (got 3).")
         expectCocoa(map(original), code: NSFileReadUnknownError, from: original)
         expectCocoa(map(original, writing: true), code: NSFileWriteUnknownError, from: original)
-        let upload = CoordinationError.invalidRequest("could not make the upload snapshot")
+        let upload = CoordinationError.ioFailed(path: "/nowhere/item", errno: ENOENT)
         expectCocoa(map(upload, uploading: true), code: NSFileReadNoSuchFileError, from: upload)
         #expect(map(upload, uploading: true).code == 260)
+        let full = CoordinationError.ioFailed(path: "/tmp/x", errno: ENOSPC)
+        expectCocoa(map(full, uploading: true), code: NSFileWriteOutOfSpaceError, from: full)
+        let other = CoordinationError.ioFailed(path: "/tmp/x", errno: EIO)
+        expectCocoa(map(other), code: NSFileReadUnknownError, from: other)
     }
 
     @Test("other errors: Cocoa's pass through, the rest are wrapped")
