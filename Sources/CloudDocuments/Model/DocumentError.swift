@@ -68,14 +68,14 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         case .notReadable(let url, let underlying):
             return "The file “\(url.path)” could not be read: \(underlying)."
         case .couldNotLoad(let url, let underlying):
-            return "The document “\(url.lastPathComponent)” could not be loaded: \(Self.describe(underlying))"
+            return "The document “\(url.lastPathComponent)” could not be loaded: \(Self.reason(underlying))"
         case .alreadyExists(let url):
             return "A file named “\(url.lastPathComponent)” already exists in “\(url.deletingLastPathComponent().path)”; it was left untouched."
         case .saveFailed(let url, let reason, let code):
             let system = code.map { " (\(Self.describe(errno: $0)))" } ?? ""
             return "The document “\(url.lastPathComponent)” could not be saved: \(reason)\(system)."
         case .diskFull(let url):
-            return "There is not enough space on the disk to save “\(url.lastPathComponent)”; the previous version was kept."
+            return "There is not enough space on the disk to save “\(url.lastPathComponent)”; nothing on disk was changed (an existing file keeps its previous version)."
         case .folderMissing(let url):
             return "The folder “\(url.path)” does not exist."
         case .notWritable(let url):
@@ -104,7 +104,9 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
             return "Check that the file was not moved, renamed or deleted, then open it again."
         case .notReadable:
             return "Check the file's permissions and that the disk is connected, then try again."
-        case .couldNotLoad:
+        case .couldNotLoad(_, let underlying):
+            // The cause's own advice when it has some (said once, not twice), else the general one.
+            if let advice = (underlying as? any LocalizedError)?.recoverySuggestion { return advice }
             return "The file may be damaged or of another kind; open it with an application that understands it, or restore an earlier version."
         case .alreadyExists:
             return "Choose another name, or save with “forOverwriting” to replace the existing file."
@@ -139,10 +141,18 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         Errno(rawValue: code).description  // strerror_r: safe from several threads
     }
 
-    private static func describe(_ error: any Error) -> String {
-        if let localized = error as? any LocalizedError, let text = localized.errorDescription {
-            return text
+    /// What went wrong in `error`, as a sentence ending with a period, without its advice: the
+    /// advice is ``recoverySuggestion``'s, so ``errorDescription`` says it once.
+    private static func reason(_ error: any Error) -> String {
+        var text: String
+        if let localized = error as? any LocalizedError,
+           let reason = localized.failureReason ?? localized.errorDescription {
+            text = reason
+        } else {
+            text = String(describing: error)
         }
-        return String(describing: error)
+        text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !text.hasSuffix(".") { text += "." }
+        return text
     }
 }
