@@ -59,7 +59,7 @@ let package = Package(
                     dependencies: ["CloudDocuments", "SystemSupport", "CoordinationTestHelper"], swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
                     dependencies: ["FoundationCompatibility", "FileCoordination"], swiftSettings: strict),
-        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments"],
+        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "text-editor", "image-tool"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]
 )

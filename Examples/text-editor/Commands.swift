@@ -63,16 +63,14 @@ enum Commands {
         let document = try await opened(url)
         let text = document.text
         let bytes = text.utf8.count + (document.hasByteOrderMark ? 3 : 0)
-        let crlf = text.components(separatedBy: "\r\n").count - 1
-        let lf = text.filter { $0 == "\n" || $0 == "\r\n" }.count
-        let endings = lf == 0 ? "none" : crlf == 0 ? "LF" : crlf == lf ? "CRLF" : "mixed LF/CRLF"
+        let lines = LineStatistics(text)
         let modified = document.fileModificationDate.map { ISO8601DateFormatter().string(from: $0) } ?? "unknown"
         print("""
             Name:          \(document.localizedName)
             Type:          \(document.fileType ?? "unknown")
             Size:          \(bytes) bytes\(document.hasByteOrderMark ? " (with a UTF-8 byte-order mark)" : "")
-            Lines:         \(text.isEmpty ? 0 : lf + (text.hasSuffix("\n") ? 0 : 1))
-            Line endings:  \(endings)
+            Lines:         \(lines.lines)
+            Line endings:  \(lines.endings)
             State:         \(document.documentState)
             Modified:      \(modified)
             """)
@@ -82,6 +80,7 @@ enum Commands {
     /// Opens the document and prints every state change and every change of its text until
     /// `changes` text changes were seen (or forever).
     static func watch(_ url: URL, changes limit: Int?) async throws {
+        try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         let states = document.stateChanges
         try await document.open()
@@ -104,7 +103,9 @@ enum Commands {
         try await document.close()
     }
 
+    /// Opens the text document at `url`; a plain folder is refused before anything is read.
     private static func opened(_ url: URL) async throws -> TextDocument {
+        try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         try await document.open()
         return document

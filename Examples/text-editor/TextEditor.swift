@@ -5,6 +5,7 @@ import Foundation
 enum TextEditor {
     static let usage = """
         usage: text-editor <command> <file> [arguments]
+               text-editor help | --help | -h
 
           new <file> [text]             create a new text document (fails if the file exists)
           show <file>                   print the text
@@ -17,8 +18,14 @@ enum TextEditor {
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
+        if let first = arguments.first, ["help", "--help", "-h"].contains(first) {
+            print(usage)
+            return 0
+        }
         guard arguments.count >= 2 else { return usageError(arguments.isEmpty ? nil : "missing the file argument") }
         let command = arguments[0]
+        // URL(fileURLWithPath: "") is the working folder: an empty name would act on that.
+        guard !arguments[1].isEmpty else { return usageError("the file name is empty") }
         let url = URL(fileURLWithPath: arguments[1])
         let rest = Array(arguments.dropFirst(2))
         do {
@@ -42,8 +49,6 @@ enum TextEditor {
                     limit = count
                 }
                 try await Commands.watch(url, changes: limit)
-            case "help", "--help", "-h":
-                print(usage)
             default:
                 return usageError("unknown command “\(command)”")
             }
