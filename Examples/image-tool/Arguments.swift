@@ -97,13 +97,18 @@ struct Arguments {
 
     /// Checks that exactly `names.count` positional arguments were given and returns them.
     ///
-    /// - Throws: ``UsageError`` naming the first missing argument or the first extra one.
+    /// - Throws: ``UsageError`` naming the first missing argument, the first extra one, or the
+    ///   first empty one.
     func positionals(_ names: String...) throws(UsageError) -> [String] {
         if positionals.count < names.count {
             throw UsageError("missing argument <\(names[positionals.count])>")
         }
         if positionals.count > names.count {
             throw UsageError("unexpected argument “\(positionals[names.count])”")
+        }
+        // An empty path would name the working folder.
+        if let empty = positionals.firstIndex(of: "") {
+            throw UsageError("argument <\(names[empty])> is empty")
         }
         return positionals
     }

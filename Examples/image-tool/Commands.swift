@@ -30,13 +30,14 @@ enum Command: String, CaseIterable {
     ///
     /// - Throws: ``UsageError`` for bad arguments; ``DocumentError``, ``ImageCodecError``,
     ///   ``ToolFailure`` or a coordination error when the work fails.
-    func run(_ arguments: Arguments) async throws {
+    /// `progress` is told each step; the command finishes it before printing its result.
+    func run(_ arguments: Arguments, progress: ProgressReporter) async throws {
         switch self {
-        case .new: try await Self.new(arguments)
-        case .info: try await Self.info(arguments)
-        case .grayscale, .invert, .rotate, .crop: try await Self.edit(self, arguments)
-        case .convert: try await Self.convert(arguments)
-        case .show: try await Self.show(arguments)
+        case .new: try await Self.new(arguments, progress)
+        case .info: try await Self.info(arguments, progress)
+        case .grayscale, .invert, .rotate, .crop: try await Self.edit(self, arguments, progress)
+        case .convert: try await Self.convert(arguments, progress)
+        case .show: try await Self.show(arguments, progress)
         }
     }
 
@@ -44,7 +45,7 @@ enum Command: String, CaseIterable {
 
     /// `new <file> [--width W] [--height H] [--pattern gradient|checkerboard]`: creates the file
     /// (it must not exist yet) from a generated image, in the format its extension names.
-    private static func new(_ arguments: Arguments) async throws {
+    private static func new(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
         let format = try writableFormat(of: url)
@@ -55,43 +56,41 @@ enum Command: String, CaseIterable {
             throw UsageError("\(width) × \(height) is too large (at most \(RGBAImage.maxPixelCount) pixels)")
         }
         let image: RGBAImage
+        progress.step("generating a \(width) × \(height) image")
         switch arguments.option("pattern") ?? "gradient" {
         case "gradient": image = .gradient(width: width, height: height)
         case "checkerboard": image = .checkerboard(width: width, height: height)
         case let other: throw UsageError("unknown pattern “\(other)” (use gradient or checkerboard)")
         }
         let document = ImageDocument(fileURL: url, image: image)
+        progress.step("encoding and saving \(url.lastPathComponent)")
         try await document.save(to: url, for: .forCreating)
         try await document.close()
+        progress.finish()
         print("Created \(path): \(width) × \(height) \(format.rawValue.uppercased())")
     }
 
     // MARK: info
 
     /// `info <file>`: opens the document and describes the file and the image.
-    private static func info(_ arguments: Arguments) async throws {
+    private static func info(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
         let document = ImageDocument(fileURL: url)
-        try await document.open()
+        try await open(document, progress)
         let image = document.image
         let state = document.documentState
-        let stats: (magic: [UInt8], size: Int?)
+        let stats: SourceHeader
         do {
-            stats = try Coordinator().coordinate(readingItemAt: url) { readURL in
-                let handle = try FileHandle(forReadingFrom: readURL)
-                defer { try? handle.close() }
-                let magic = try handle.read(upToCount: 8) ?? Data()
-                let size = try FileManager.default.attributesOfItem(atPath: readURL.path)[.size] as? NSNumber
-                return ([UInt8](magic), size?.intValue)
-            }
+            stats = try SourceHeader.read(url)
         } catch {
             try? await document.close()
             throw error
         }
         try await document.close()
+        progress.finish()
 
-        let content = ImageFormat(magicBytes: stats.magic)
+        let content = ImageFormat(magicBytes: stats.bytes)
         var formatText = content.map { "\($0.rawValue.uppercased()) (\($0.mimeType))" } ?? "unknown"
         if let named = ImageFormat(url: url), let content, named != content {
             formatText += " — but the extension says \(named.rawValue.uppercased())"
@@ -101,6 +100,7 @@ enum Command: String, CaseIterable {
             ("Name", document.localizedName),
             ("Format", formatText),
             ("Dimensions", "\(image.width) × \(image.height) pixels"),
+            ("Bit depth", stats.depth.map { "\($0)" } ?? "unknown"),
             ("Alpha", image.isOpaque ? "opaque" : "has transparent pixels"),
             ("File size", stats.size.map(byteCount) ?? "unknown"),
             ("Modified", document.fileModificationDate.map { $0.formatted(.iso8601) } ?? "unknown"),
@@ -129,7 +129,7 @@ enum Command: String, CaseIterable {
 
     /// `grayscale|invert <file>`, `rotate <file> <angle>`, `crop <file> <x> <y> <w> <h>`, each with
     /// `[--output out]`: validates the arguments, then hands the transform to ``edit(input:output:transform:)``.
-    private static func edit(_ command: Command, _ arguments: Arguments) async throws {
+    private static func edit(_ command: Command, _ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path: String
         let transform: @Sendable (RGBAImage) throws -> RGBAImage
         switch command {
@@ -152,37 +152,45 @@ enum Command: String, CaseIterable {
             let limit = RGBAImage.maxDimension
             let x = try Arguments.integer(values[1], named: "<x>", in: -limit...limit)
             let y = try Arguments.integer(values[2], named: "<y>", in: -limit...limit)
-            let width = try Arguments.integer(values[3], named: "<w>", in: -limit...limit)
-            let height = try Arguments.integer(values[4], named: "<h>", in: -limit...limit)
+            // An empty rectangle is a mistake in the command line, not a rectangle out of bounds.
+            let width = try Arguments.integer(values[3], named: "<w>", in: 1...limit)
+            let height = try Arguments.integer(values[4], named: "<h>", in: 1...limit)
             transform = { try $0.cropped(x: x, y: y, width: width, height: height) }
         case .new, .info, .convert, .show:
             throw UsageError("“\(command.rawValue)” is not an edit")
         }
         let input = fileURL(path)
         let output = arguments.option("output").map(fileURL)
-        let size = try await edit(input: input, output: output, transform: transform)
+        let result = try await edit(input: input, output: output, name: command.rawValue, progress: progress,
+                                    transform: transform)
         let target = output ?? input
-        print("Saved \(target.path): \(size.width) × \(size.height) \((ImageFormat(url: target)?.rawValue ?? "?").uppercased())")
+        print("Saved \(target.path): \(result.width) × \(result.height) \((ImageFormat(url: target)?.rawValue ?? "?").uppercased())\(result.note)")
     }
 
     /// Opens `input` as a document, sets its `image` to `transform(image)` (an undoable change),
-    /// saves it to `output` (or back to `input`), and closes it. Returns the new image size.
+    /// saves it to `output` (or back to `input`), and closes it. Returns the new image size and
+    /// a note when the save kept fewer bits per channel than `input` had (else "").
     ///
     /// If anything fails after opening, the change is discarded before closing, so a failed
     /// `--output` save never falls back to overwriting the input.
     ///
     /// - Throws: ``UsageError`` when the target's extension names no writable format; the
     ///   document's open/save errors; what `transform` throws.
-    private static func edit(input: URL, output: URL?, transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int) {
+    private static func edit(input: URL, output: URL?, name: String, progress: ProgressReporter,
+                             transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int, note: String) {
         _ = try writableFormat(of: output ?? input)
         let document = ImageDocument(fileURL: input)
-        try await document.open()
+        try await open(document, progress)
         do {
+            let note = (try? SourceHeader.read(input))?.reductionNote ?? ""
+            progress.step("applying \(name)")
             let edited = try transform(document.image)
             document.image = edited
+            progress.step("encoding and saving \((output ?? input).lastPathComponent)")
             try await document.save(to: output ?? input, for: .forOverwriting)
             try await document.close()
-            return (edited.width, edited.height)
+            progress.finish()
+            return (edited.width, edited.height, note)
         } catch {
             await discardAndClose(document)
             throw error
@@ -193,22 +201,26 @@ enum Command: String, CaseIterable {
 
     /// `convert <in> <out>`: opens `in` and saves it as `out` (replacing it), in the format
     /// `out`'s extension names.
-    private static func convert(_ arguments: Arguments) async throws {
+    private static func convert(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let paths = try arguments.positionals("in", "out")
         let input = fileURL(paths[0]), output = fileURL(paths[1])
         let format = try writableFormat(of: output)
         let document = ImageDocument(fileURL: input)
-        try await document.open()
+        try await open(document, progress)
         let image = document.image
+        var note = ""
         do {
+            // Every encoder writes 8 bits per channel: say so when the input had more.
+            note = (try? SourceHeader.read(input))?.reductionNote ?? ""
+            progress.step("encoding and saving \(output.lastPathComponent)")
             try await document.save(to: output, for: .forOverwriting)
             try await document.close()
+            progress.finish()
         } catch {
             await discardAndClose(document)
             throw error
         }
-        var note = ""
-        if format != .png, !image.isOpaque { note = " (transparency dropped)" }
+        if format != .png, !image.isOpaque { note += " (transparency dropped)" }
         if format == .pgm { note += " (converted to gray)" }
         print("Converted \(paths[0]) → \(paths[1]): \(image.width) × \(image.height) \(format.rawValue.uppercased())\(note)")
     }
@@ -217,7 +229,7 @@ enum Command: String, CaseIterable {
 
     /// `show <file> [--width COLS] [--background checkerboard|black]`: draws the image in the
     /// terminal (see ``TerminalRenderer``).
-    private static func show(_ arguments: Arguments) async throws {
+    private static func show(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let columns = try arguments.integerOption("width", in: 1...10_000, default: TerminalRenderer.defaultColumns())
         var renderer = TerminalRenderer(maxColumns: columns)
@@ -228,15 +240,41 @@ enum Command: String, CaseIterable {
             renderer.background = background
         }
         let document = ImageDocument(fileURL: fileURL(path))
-        try await document.open()
+        try await open(document, progress)
         let image = document.image
         try await document.close()
+        progress.step("drawing")
         var text = renderer.lines(for: image).joined(separator: "\n")
         text += "\n"
+        progress.finish()
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
     // MARK: Helpers
+
+    /// Opens `document`, telling `progress` (reading and decoding is most of the time a large
+    /// image takes). A plain folder is refused before anything is read.
+    ///
+    /// - Throws: ``ToolFailure`` for a folder; the document's open errors.
+    private static func open(_ document: ImageDocument, _ progress: ProgressReporter) async throws {
+        let url = document.fileURL
+        var info = stat()
+        if stat(url.path, &info) == 0 {
+            if info.st_mode & S_IFMT == S_IFDIR, !Coordinator.packageExtensions.contains(url.pathExtension.lowercased()) {
+                throw ToolFailure("“\(url.path)” is a folder, not an image file")
+            }
+            let size = info.st_mode & S_IFMT == S_IFREG ? " (\(shortByteCount(Int(info.st_size))))" : ""
+            progress.step("reading and decoding \(url.lastPathComponent)\(size)")
+        }
+        try await document.open()
+    }
+
+    /// "812 bytes", "12.3 MB".
+    private static func shortByteCount(_ bytes: Int) -> String {
+        let full = byteCount(bytes)
+        guard let open = full.firstIndex(of: "(") else { return full }
+        return String(full[full.index(after: open)..<(full.firstIndex(of: ")") ?? full.endIndex)])
+    }
 
     /// A file URL for a path typed by the user (relative to the current directory).
     private static func fileURL(_ path: String) -> URL {

@@ -25,6 +25,9 @@ enum ImageTool {
                   (default: $COLUMNS, the terminal width, or 80)
           help    show this text
 
+        Large images: build with `swift run -c release image-tool …` (a debug build is many times
+        slower). Work that takes a while reports its steps on standard error.
+
         Exit status: 0 success, 1 failure, 2 usage error.
         """
 
@@ -48,7 +51,9 @@ enum ImageTool {
                 print(usage)
                 return 0
             }
-            try await command.run(parsed)
+            let progress = ProgressReporter()
+            defer { progress.finish() }
+            try await command.run(parsed, progress: progress)
             return 0
         } catch let error as UsageError {
             writeError("image-tool: \(error.message)\n\n\(usage)")

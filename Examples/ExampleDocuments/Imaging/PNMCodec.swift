@@ -123,7 +123,7 @@ public enum PNMCodec {
 }
 
 /// Tokeniser for Netpbm headers and ASCII rasters.
-private struct PNMScanner {
+struct PNMScanner {
     let bytes: [UInt8]
     var offset: Int
 

@@ -62,10 +62,14 @@ extension RGBAImage {
 
     /// The sub-image whose top-left corner is (`x`, `y`).
     ///
-    /// - Throws: ``ImageCodecError/outOfBounds(_:)`` when the rectangle is empty or does not lie
-    ///   completely inside the image (the message names the rectangle and the image size).
+    /// - Throws: ``ImageCodecError/invalidDimensions(width:height:)`` when the rectangle is empty
+    ///   (a side below 1: no image has that size); ``ImageCodecError/outOfBounds(_:)`` when it
+    ///   does not lie completely inside the image (the message names the rectangle and the image size).
     public func cropped(x: Int, y: Int, width cropWidth: Int, height cropHeight: Int) throws -> RGBAImage {
-        guard x >= 0, y >= 0, cropWidth >= 1, cropHeight >= 1,
+        guard cropWidth >= 1, cropHeight >= 1 else {
+            throw ImageCodecError.invalidDimensions(width: cropWidth, height: cropHeight)
+        }
+        guard x >= 0, y >= 0,
               x < width, y < height,
               cropWidth <= width - x, cropHeight <= height - y,
               pixels.count == width * height * 4 else {
