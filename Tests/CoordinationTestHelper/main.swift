@@ -109,6 +109,7 @@ do {
     case "host-sigurg": runHostSIGURG(arguments)
     case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))
     case "save-and-wait": try runSaveAndWait(Array(arguments.dropFirst()))
+    case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)
