@@ -24,7 +24,7 @@ import Synchronization
 /// coordinator may be used from any thread; ``cancel()`` may be called from any thread.
 public final class Coordinator: Sendable {
     let filePresenter: (any FilePresenter)?
-    let owner = LockOwner()
+    let owner: LockOwner
     let cancellation = CancellationToken()
     /// The mutable settings, and the presenters prepared by a running
     /// `prepare(forReadingItemsAt:…)` batch (with a count of batches): this coordinator's own
@@ -41,6 +41,7 @@ public final class Coordinator: Sendable {
     /// it answers a save or deletion request).
     public init(filePresenter: (any FilePresenter)? = nil) {
         self.filePresenter = filePresenter
+        self.owner = PresenterLockOwners.owner(for: filePresenter)
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in
