@@ -1,0 +1,64 @@
+// Worker commands for the lock-protocol tests (Tests/FileCoordinationTests/LockProtocol*.swift
+// and Tests/CloudDocumentsTests/DocumentUpgradeTests.swift). Sequenced through stdin/stdout lines.
+//
+//   queue-write <path> <text>        print "STARTING", write <text> in a coordinated write with no
+//                                    timeout (so it queues behind whoever holds the item), print "WROTE"
+//   contend                          for each stdin line "<read|write> <path> <timeout-ms> [purpose]",
+//                                    try that access with a new coordinator and print "GOT",
+//                                    "BLOCKED" (timed out) or "ERROR <description>"; ends at end of input
+//   upgrade <path> [purpose]         read <path>, print "READING", wait for a line, then write it
+//                                    inside the read (an upgrade) and print "UPGRADED" or
+//                                    "ERROR <case>", wait for a line, release, print "RELEASED"
+import FileCoordination
+import Foundation
+
+func runLockProtocolCommand(_ command: String, _ arguments: [String]) throws {
+    switch command {
+    case "queue-write":
+        let url = URL(fileURLWithPath: arguments[0])
+        say("STARTING")
+        try Coordinator().coordinate(writingItemAt: url) { url in
+            try arguments[1].write(to: url, atomically: false, encoding: .utf8)
+        }
+        say("WROTE")
+    case "contend":
+        while let line = readLine() {
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count >= 3 else { say("ERROR bad line"); continue }
+            let url = URL(fileURLWithPath: words[1])
+            let contender = coordinator(purpose: words.count > 3 ? words[3] : nil)
+            contender.timeout = .milliseconds(Int(words[2]) ?? 150)
+            do {
+                if words[0] == "read" {
+                    try contender.coordinate(readingItemAt: url) { _ in }
+                } else {
+                    try contender.coordinate(writingItemAt: url) { _ in }
+                }
+                say("GOT")
+            } catch CoordinationError.timedOut {
+                say("BLOCKED")
+            } catch {
+                say("ERROR \(error)")
+            }
+        }
+    case "upgrade":
+        let url = URL(fileURLWithPath: arguments[0])
+        let upgrader = coordinator(purpose: arguments.count > 1 ? arguments[1] : nil)
+        try upgrader.coordinate(readingItemAt: url) { url in
+            say("READING")
+            _ = readLine()
+            do {
+                try upgrader.coordinate(writingItemAt: url) { _ in }
+                say("UPGRADED")
+            } catch CoordinationError.wouldDeadlock {
+                say("ERROR wouldDeadlock")
+            } catch {
+                say("ERROR \(error)")
+            }
+            _ = readLine()
+        }
+        say("RELEASED")
+    default:
+        say("unknown command \(command)")
+    }
+}
