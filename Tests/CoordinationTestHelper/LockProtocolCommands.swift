@@ -5,7 +5,7 @@
 //                                    timeout (so it queues behind whoever holds the item), print "WROTE"
 //   contend                          for each stdin line "<read|write> <path> <timeout-ms> [purpose]",
 //                                    try that access with a new coordinator and print "GOT",
-//                                    "BLOCKED" (timed out) or "ERROR <description>"; ends at end of input
+//                                    "BLOCKED" (timed out) or "ERROR <description>"; ends at "quit"
 //   upgrade <path> [purpose]         read <path>, print "READING", wait for a line, then write it
 //                                    inside the read (an upgrade) and print "UPGRADED" or
 //                                    "ERROR <case>", wait for a line, release, print "RELEASED"
@@ -22,7 +22,9 @@ func runLockProtocolCommand(_ command: String, _ arguments: [String]) throws {
         }
         say("WROTE")
     case "contend":
-        while let line = readLine() {
+        // "quit" ends it: end of input may never come, since a sibling child started at the same
+        // moment can inherit the parent's end of this process's stdin pipe.
+        while let line = readLine(), line != "quit" {
             let words = line.split(separator: " ").map(String.init)
             guard words.count >= 3 else { say("ERROR bad line"); continue }
             let url = URL(fileURLWithPath: words[1])
