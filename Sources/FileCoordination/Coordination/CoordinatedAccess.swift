@@ -23,7 +23,7 @@ struct CoordinatedAccess: Sendable {
         // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
         for _ in 0..<8 {
             let sequence = MoveLog.sequence
-            var accesses = ResolvedAccess.resolve(intents)
+            var accesses = ResolvedAccess.resolveBeforeLocking(intents)
             let owner = coordinator.effectiveOwner
             var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context)
             if MoveLog.sequence != sequence {

@@ -43,8 +43,17 @@ struct ResolvedAccess: Sendable {
         isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Resolves intents, inspecting the items when presenters are registered.
+    /// Resolves intents and inspects the items at once (when presenters are registered, or an
+    /// option needs it) — for callers that hold no lock on them, such as a batch's `prepare`.
     static func resolve(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
+        var accesses = resolveBeforeLocking(intents)
+        for index in accesses.indices { accesses[index].inspect() }
+        return accesses
+    }
+
+    /// Resolves intents without looking at the items yet: the caller takes the locks, then calls
+    /// `inspect()` on each.
+    static func resolveBeforeLocking(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
         let inspect = !PresenterRegistry.shared.isEmpty
         return intents.map { ResolvedAccess($0, inspect: inspect) }
     }
