@@ -219,6 +219,28 @@ struct LockTransitionTests {
         #expect(deleted.value)
     }
 
+    @Test func aDirectoryMovedIntoPlaceWhileADeleteWaitsWaitsForAWriterInsideInAnotherProcess() throws {
+        let scratch = try Scratch()
+        let place = scratch.file("arriving")
+        let placeHolder = Holder.writing(place, options: .forReplacing)
+        let deleted = Box<Bool>(false)
+        let deleteDone = onThread {
+            try? Coordinator().coordinate(writingItemAt: place, options: .forDeleting) { _ in deleted.value = true }
+        }
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(place) })
+        let inner = scratch.file("arriving/inner.txt", contents: "half-written")
+        let innerWriter = try ChildProcess(["hold", "write", inner.path])
+        #expect(innerWriter.expect("HELD") == "HELD")
+        placeHolder.release()
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(inner) || deleted.value })
+        #expect(!deleted.value, "the delete ran while a writer in another process wrote inside the directory")
+        innerWriter.send()
+        #expect(innerWriter.expect("RELEASED") == "RELEASED")
+        innerWriter.waitForExit()
+        #expect(deleteDone.wait())
+        #expect(deleted.value)
+    }
+
     // MARK: Helpers
 
     /// Two coordinators read `file`; the first upgrades (and waits for the second's read), then

@@ -38,7 +38,7 @@ public final class Coordinator: Sendable {
 
     /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
     /// about this coordinator's accesses, and whose own coordinations join this one's locks while
-    /// it answers a save or deletion request).
+    /// it answers a save or deletion request). Coordinators created with the same presenter never block each other.
     public init(filePresenter: (any FilePresenter)? = nil) {
         self.filePresenter = filePresenter
         self.owner = PresenterLockOwners.owner(for: filePresenter)
