@@ -9,6 +9,10 @@
 //   upgrade <path> [purpose]         read <path>, print "READING", wait for a line, then write it
 //                                    inside the read (an upgrade) and print "UPGRADED" or
 //                                    "ERROR <case>", wait for a line, release, print "RELEASED"
+//   mix <counter-file> <times> <seed>  <times> coordinated accesses of a counter file, mixing
+//                                    increments in a write, increments in a write nested in a read
+//                                    (an upgrade), plain reads, plain and group mode; print
+//                                    "DONE <increments> <wouldDeadlocks>" or "ERROR <description>"
 import FileCoordination
 import Foundation
 
@@ -60,7 +64,41 @@ func runLockProtocolCommand(_ command: String, _ arguments: [String]) throws {
             _ = readLine()
         }
         say("RELEASED")
+    case "mix":
+        let url = URL(fileURLWithPath: arguments[0])
+        let result = mixedAccesses(url, times: Int(arguments[1]) ?? 0, seed: Int(arguments[2]) ?? 0)
+        say(result.error.map { "ERROR " + $0 } ?? "DONE \(result.increments) \(result.deadlocks)")
     default:
         say("unknown command \(command)")
     }
+}
+
+/// The mixed load of `mix` (also run by the test process itself, on threads).
+func mixedAccesses(_ url: URL, times: Int, seed: Int) -> (increments: Int, deadlocks: Int, error: String?) {
+    var increments = 0, deadlocks = 0
+    func increment(_ url: URL) throws {
+        let value = Int((try? String(contentsOf: url, encoding: .utf8)) ?? "") ?? -1_000_000
+        try String(value + 1).write(to: url, atomically: false, encoding: .utf8)
+    }
+    for step in 0..<times {
+        let c = Coordinator()
+        if (seed + step) % 4 == 0 { _ = c.purposeIdentifier }  // group mode, a purpose of its own
+        do {
+            switch (seed * 7 + step) % 3 {
+            case 0:
+                try c.coordinate(readingItemAt: url) { url in try c.coordinate(writingItemAt: url, byAccessor: increment) }
+                increments += 1
+            case 1:
+                try c.coordinate(writingItemAt: url, byAccessor: increment)
+                increments += 1
+            default:
+                try c.coordinate(readingItemAt: url) { _ in }
+            }
+        } catch CoordinationError.wouldDeadlock {
+            deadlocks += 1
+        } catch {
+            return (increments, deadlocks, "\(error)")
+        }
+    }
+    return (increments, deadlocks, nil)
 }

@@ -105,7 +105,7 @@ do {
         let start = clock.now
         do { try c.coordinate(readingItemAt: url) { _ in }; say("OK (not blocked!)") } catch { say("ERROR \(error) after \(micros(clock.now - start)) µs") }
         go.signal()
-    case "queue-write", "contend", "upgrade": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
+    case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
     default:
         say("unknown command \(command)")
         exit(2)

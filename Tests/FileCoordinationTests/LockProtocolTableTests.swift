@@ -194,3 +194,63 @@ struct LockProtocolTableTests {
         return {}
     }
 }
+
+/// Many holders at once: threads here and three other processes read, write and upgrade one
+/// counter file, in plain and group mode, with no timeout. Nothing may hang, no increment may
+/// be lost, and the only error allowed is `.wouldDeadlock` for the second of two upgraders.
+@Suite("Lock protocol under contention")
+struct LockProtocolContentionTests {
+    @Test func readsWritesAndUpgradesHereAndInThreeProcessesLoseNothingAndNeverHang() throws {
+        let scratch = try Scratch()
+        let counter = scratch.file("counter.txt", contents: "0")
+        let children = try (0..<3).map { index in try ChildProcess(["mix", counter.path, "150", "\(index + 10)"]) }
+        let local = Box<[(Int, Int, String?)]>([])
+        let threads = (0..<3).map { index in
+            onThread {
+                let result = mixedAccesses(counter, times: 150, seed: index)
+                local.mutate { $0.append(result) }
+            }
+        }
+        #expect(threads.allSatisfy { $0.wait(seconds: 120) }, "a thread here hung")
+        var increments = local.value.reduce(0) { $0 + $1.0 }
+        for result in local.value { #expect(result.2 == nil) }
+        for child in children {
+            let line = child.expect("DONE") ?? "no answer"
+            #expect(line.hasPrefix("DONE"), "\(line)")
+            increments += Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+            child.waitForExit()
+        }
+        let value = try Coordinator().coordinate(readingItemAt: counter) { try String(contentsOf: $0, encoding: .utf8) }
+        #expect(Int(value) == increments)
+    }
+}
+
+/// The same load as the helper's `mix` command, for threads of this process.
+private func mixedAccesses(_ url: URL, times: Int, seed: Int) -> (Int, Int, String?) {
+    var increments = 0, deadlocks = 0
+    let increment: (URL) throws -> Void = { url in
+        let value = Int((try? String(contentsOf: url, encoding: .utf8)) ?? "") ?? -1_000_000
+        try String(value + 1).write(to: url, atomically: false, encoding: .utf8)
+    }
+    for step in 0..<times {
+        let c = Coordinator()
+        if (seed + step) % 4 == 0 { _ = c.purposeIdentifier }  // group mode, a purpose of its own
+        do {
+            switch (seed * 7 + step) % 3 {
+            case 0:
+                try c.coordinate(readingItemAt: url) { url in try c.coordinate(writingItemAt: url, byAccessor: increment) }
+                increments += 1
+            case 1:
+                try c.coordinate(writingItemAt: url, byAccessor: increment)
+                increments += 1
+            default:
+                try c.coordinate(readingItemAt: url) { _ in }
+            }
+        } catch let error as CoordinationError {
+            if caseName(error) == "wouldDeadlock" { deadlocks += 1 } else { return (increments, deadlocks, "\(error)") }
+        } catch {
+            return (increments, deadlocks, "\(error)")
+        }
+    }
+    return (increments, deadlocks, nil)
+}

@@ -39,11 +39,17 @@ struct LockTransitionTests {
 
     // MARK: Bug 2 — an upgrade gets past a writer queued on the pending gate
 
-    @Test func aReadUpgradedToAWriteGetsPastAWriterQueuedInThisProcess() throws {
+    /// Reader and writer purposes: plain (nil) or a purpose group.
+    static let upgradeModes: [(String?, String?)] = [(nil, nil), ("com.example.r", nil), (nil, "com.example.w"), ("com.example.r", "com.example.w")]
+
+    @Test(arguments: upgradeModes)
+    func aReadUpgradedToAWriteGetsPastAWriterQueuedInThisProcess(readerPurpose: String?, writerPurpose: String?) throws {
         let scratch = try Scratch()
         let file = scratch.file("upgrade.txt", contents: "original")
         let events = Box<[String]>([])
-        let reader = Coordinator(), writer = Coordinator()  // no timeout, like Apple's
+        // No timeout, like Apple's.
+        let reader = readerPurpose.map { coordinator(purpose: $0) } ?? Coordinator()
+        let writer = writerPurpose.map { coordinator(purpose: $0) } ?? Coordinator()
         let writerQueued = Signal(), readHeld = Signal()
         let readerDone = onThread {
             do {

@@ -12,7 +12,7 @@ import Foundation
 /// | transition | plain | group |
 /// | --- | --- | --- |
 /// | fresh read | pending free? then R0+columns shared | pending shared (a moment), R0 + other rows shared |
-/// | fresh write | R0+columns exclusive; if busy: pending exclusive, then wait | pending exclusive, other rows shared, column + cell exclusive |
+/// | fresh write | R0+columns exclusive; if busy: pending exclusive, then wait | pending exclusive, column + cell exclusive, then other rows shared |
 /// | upgrade read → write | upgrade marker (no wait, else `.wouldDeadlock`); pending only if free; R0+columns exclusive | upgrade marker; pending only if free; column + cell exclusive |
 /// | downgrade write → read | R0+columns shared | R0 shared, then column + cell unlocked |
 /// | write ends, no read left | everything but the tree byte unlocked | the same |
@@ -52,8 +52,13 @@ enum LockProtocol {
                 case .plain:
                     try stepper.take(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
                 case .group(let cell):
-                    try takeOtherRows(of: cell, fd: fd, path: path, stepper: stepper)
+                    // Own column and cell first, the other rows last: while it waits for its
+                    // cell, a group writer must hold no other group's row, or a reader of that
+                    // group upgrading to a write (which skips the gate) would wait for it while it
+                    // waits for that reader. Fresh writers wait one at a time (the gate), so
+                    // holding the cells while waiting for the rows blocks no other fresh writer.
                     try takeWriterCells(cell, fd: fd, path: path, stepper: stepper)
+                    try takeOtherRows(of: cell, fd: fd, path: path, stepper: stepper)
                 }
             }
         }
