@@ -110,6 +110,7 @@ do {
     case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))
     case "save-and-wait": try runSaveAndWait(Array(arguments.dropFirst()))
     case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
+    case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
     default:
         say("unknown command \(command)")
         exit(2)

@@ -24,7 +24,7 @@ import Synchronization
 /// coordinator may be used from any thread; ``cancel()`` may be called from any thread.
 public final class Coordinator: Sendable {
     let filePresenter: (any FilePresenter)?
-    let owner = LockOwner()
+    let owner: LockOwner
     let cancellation = CancellationToken()
     /// The mutable settings, and the presenters prepared by a running
     /// `prepare(forReadingItemsAt:…)` batch (with a count of batches): this coordinator's own
@@ -38,9 +38,10 @@ public final class Coordinator: Sendable {
 
     /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
     /// about this coordinator's accesses, and whose own coordinations join this one's locks while
-    /// it answers a save or deletion request).
+    /// it answers a save or deletion request). Coordinators created with the same presenter never block each other.
     public init(filePresenter: (any FilePresenter)? = nil) {
         self.filePresenter = filePresenter
+        self.owner = PresenterLockOwners.owner(for: filePresenter)
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in

@@ -23,7 +23,7 @@ struct CoordinatedAccess: Sendable {
         // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
         for _ in 0...MoveLog.retryLimit {
             let sequence = MoveLog.sequence
-            let accesses = ResolvedAccess.resolve(intents)
+            var accesses = ResolvedAccess.resolveBeforeLocking(intents)
             let owner = coordinator.effectiveOwner
             var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context)
             if MoveLog.sequence != sequence {
@@ -37,6 +37,8 @@ struct CoordinatedAccess: Sendable {
                     continue
                 }
             }
+            // What the items are (directory? there at all?) is looked up only now, locks held.
+            for index in accesses.indices { accesses[index].inspect() }
             var messenger = PresenterMessenger(
                 registry: .shared, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
             messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The locks taken for one coordinated access, in the order taken, so they can be given back in
 /// reverse. Claims are always taken in path order, which keeps two multi-item coordinations from
@@ -7,6 +8,8 @@ struct HeldLocks: Sendable {
     let owner: LockOwner
     private(set) var taken: [(path: String, access: LockOwner.Access)] = []
     let claims: [LockClaim]
+    /// The claims' paths whose whole tree is locked (decided once each claim's write lock is held).
+    private(set) var subtrees: Set<String> = []
 
     /// Takes every claim, waiting as `context` allows. On failure nothing stays held.
     static func acquire(_ claims: [LockClaim], owner: LockOwner, context: WaitContext) throws(CoordinationError) -> HeldLocks {
@@ -21,7 +24,11 @@ struct HeldLocks: Sendable {
                 let access: LockOwner.Access = claim.exclusive ? .write : .read
                 try owner.acquire(access, path: claim.path, stepper: stepper, locate: locate)
                 held.taken.append((claim.path, access))
-                if claim.subtree {
+                // Decide only now, with the write lock held, whether the item is a directory: it
+                // may have been created or moved into place while we waited for that lock (a
+                // coordinated mover must hold it to do so), and no `lstat` taken before counts.
+                if claim.subtreeIfDirectory && isDirectory(claim.path) {
+                    held.subtrees.insert(claim.path)
                     try owner.acquire(.tree, path: claim.path, stepper: stepper, locate: locate)
                     held.taken.append((claim.path, .tree))
                     for inner in descendantLockFiles(of: claim.path, in: directory) {
@@ -46,7 +53,12 @@ struct HeldLocks: Sendable {
 
     /// The claims as this thread's record, for deadlock detection while the accessor runs.
     func threadRecord() -> [ThreadClaims.Held] {
-        claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: $0.subtree, owner: owner) }
+        claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: subtrees.contains($0.path), owner: owner) }
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The lock files of the items inside `directory`, found by listing the mirrored folder.

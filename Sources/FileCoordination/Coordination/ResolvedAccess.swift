@@ -9,10 +9,13 @@ struct ResolvedAccess: Sendable {
     var itemPath: String
     /// The path whose lock is taken: the outermost enclosing package, or the item.
     var lockPath: String
-    /// Whether the item is a directory / existed before the access. Only looked up (one `lstat`)
-    /// when something depends on it: a delete/move/replace, or registered presenters.
-    var isDirectory: Bool
-    var existedBefore: Bool
+    /// Whether the item is a directory / existed before the access. Looked up (one `lstat`) by
+    /// `inspect()` once the locks are held — never before, since the item may be created, moved
+    /// into place or removed while the coordinator waits — and only when something depends on it:
+    /// a delete/move/replace, an upload read, or registered presenters.
+    var isDirectory = false
+    var existedBefore = true
+    let needsInspection: Bool
 
     init(_ intent: FileAccessIntent, inspect: Bool) {
         self.intent = intent
@@ -29,18 +32,28 @@ struct ResolvedAccess: Sendable {
         case .reading(let options):
             needsKind = needsKind || options.contains(.forUploading)
         }
-        if needsKind {
-            var info = stat()
-            existedBefore = CanonicalPath.withCString(itemPath) { lstat($0, &info) } == 0
-            isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
-        } else {
-            existedBefore = true
-            isDirectory = false
-        }
+        needsInspection = needsKind
     }
 
-    /// Resolves intents, inspecting the items when presenters are registered.
+    /// Looks the item up, with its lock held (see `isDirectory`).
+    mutating func inspect() {
+        guard needsInspection else { return }
+        var info = stat()
+        existedBefore = CanonicalPath.withCString(itemPath) { lstat($0, &info) } == 0
+        isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Resolves intents and inspects the items at once (when presenters are registered, or an
+    /// option needs it) — for callers that hold no lock on them, such as a batch's `prepare`.
     static func resolve(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
+        var accesses = resolveBeforeLocking(intents)
+        for index in accesses.indices { accesses[index].inspect() }
+        return accesses
+    }
+
+    /// Resolves intents without looking at the items yet: the caller takes the locks, then calls
+    /// `inspect()` on each.
+    static func resolveBeforeLocking(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
         let inspect = !PresenterRegistry.shared.isEmpty
         return intents.map { ResolvedAccess($0, inspect: inspect) }
     }
@@ -63,9 +76,10 @@ struct ResolvedAccess: Sendable {
 
     var isInsidePackage: Bool { lockPath != itemPath }
 
-    /// Whether the lock must also cover everything inside the item: a delete, move or replace of
-    /// a directory that is not inside a package (inside one, the package lock covers it all).
-    var locksSubtree: Bool { isWrite && removesItem && isDirectory && !isInsidePackage }
+    /// Whether the lock must also cover everything inside the item *if it is a directory once its
+    /// write lock is held*: a delete, move or replace that is not inside a package (inside one,
+    /// the package lock covers it all). `HeldLocks` decides, with the lock held.
+    var locksSubtreeIfDirectory: Bool { isWrite && removesItem && !isInsidePackage }
 
     /// The URL handed to the accessor.
     var accessorURL: URL {
@@ -80,18 +94,19 @@ struct ResolvedAccess: Sendable {
 struct LockClaim: Sendable, Equatable {
     var path: String
     var exclusive: Bool
-    /// Also lock everything inside this directory (delete/move/replace of a directory).
-    var subtree: Bool
+    /// A delete/move/replace: also lock everything inside `path` when, once its write lock is
+    /// held, it turns out to be a directory (decided by `HeldLocks`).
+    var subtreeIfDirectory: Bool
 
     static func claims(for accesses: [ResolvedAccess]) -> [LockClaim] {
         if accesses.count == 1, let access = accesses.first {
-            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtree: access.locksSubtree)]
+            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtreeIfDirectory: access.locksSubtreeIfDirectory)]
         }
         var byPath: [String: LockClaim] = [:]
         for access in accesses {
-            var claim = byPath[access.lockPath] ?? LockClaim(path: access.lockPath, exclusive: false, subtree: false)
+            var claim = byPath[access.lockPath] ?? LockClaim(path: access.lockPath, exclusive: false, subtreeIfDirectory: false)
             claim.exclusive = claim.exclusive || access.isWrite
-            claim.subtree = claim.subtree || access.locksSubtree
+            claim.subtreeIfDirectory = claim.subtreeIfDirectory || access.locksSubtreeIfDirectory
             byPath[access.lockPath] = claim
         }
         return byPath.values.sorted { $0.path < $1.path }

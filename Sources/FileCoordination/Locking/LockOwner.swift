@@ -8,17 +8,13 @@ import Synchronization
 /// read, reuses the same open file description, so the kernel sees one owner and only converts
 /// the lock (shared → exclusive and back). Counts say how many accesses of each kind are active.
 ///
-/// Two lock *modes* exist (see `LockFileLayout` and Docs/Coordination.md):
-/// - **plain** — the coordinator's purpose identifier has never been read or set, so nobody else
-///   can share it: readers hold R0 + columns shared, writers hold them exclusively (1 syscall);
-/// - **group** — the purpose identifier may be shared with other coordinators, here or in other
-///   processes, which must not block each other: members hold the other groups' rows shared, and
-///   a writer also holds one column and its own cell exclusively.
+/// *Which* kernel transition an access needs is decided here, from the counts; *how* each
+/// transition uses the lock file's bytes, in plain and in group mode, is `LockProtocol`'s.
 final class LockOwner: Sendable {
     private struct Holding {
         let file: LockFile
         let fd: Int32
-        let group: GroupCell?
+        let mode: LockMode
         var readers = 0
         var writers = 0
         var trees = 0
@@ -41,12 +37,6 @@ final class LockOwner: Sendable {
         case wait(seenTransitions: Int)
         case upgrade(Holding)
         case fresh(group: String?, reuse: (LockFile, Int32)?)
-    }
-
-    struct GroupCell {
-        let row: Int
-        let column: Int
-        let columnSlot: Int
     }
 
     /// Who never blocks whom: an owner's own accesses, or every owner sharing a purpose.
@@ -133,7 +123,7 @@ final class LockOwner: Sendable {
 
     // MARK: Acquire and release
 
-    enum Access { case read, write, tree }
+    typealias Access = LockAccess
 
     /// Takes `access` on the item `path` for this owner, waiting as `stepper` allows. `locate`
     /// finds the item's lock file (and the lock directory, to create it) — only called when this
@@ -180,7 +170,7 @@ final class LockOwner: Sendable {
             return
         case .upgrade(var holding):
             do {
-                try upgrade(holding, to: access, stepper: stepper)
+                try LockProtocol.upgrade(to: access, fd: holding.fd, mode: holding.mode, path: holding.file.itemPath, stepper: stepper)
             } catch {
                 finish(path, .held(holding))
                 throw error
@@ -188,42 +178,57 @@ final class LockOwner: Sendable {
             Self.bump(&holding, access, by: 1)
             finish(path, .held(holding))
         case .fresh(let groupName, let reuse):
-            var file: LockFile?
-            var fd: Int32 = -1
-            var cell: GroupCell?
-            do {
-                if let (kept, keptFD) = reuse {
-                    (file, fd) = (kept, keptFD)
-                } else {
-                    let (located, directory) = try locate()
-                    file = located
-                    fd = try located.checkout { (missing) throws(CoordinationError) -> Int32 in
-                        try LockTable.shared.create(missing, in: directory, step: stepper)
-                    }
-                }
-                if let groupName {
-                    let slot = ColumnAllocator.shared.allocate()
-                    cell = GroupCell(row: Self.row(for: groupName), column: ColumnAllocator.column(for: slot), columnSlot: slot)
-                }
-                try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
-                // Lock files are reclaimed: the lock must sit on the item's linked lock file.
-                try file?.keepLinked(&fd, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
-                    try acquireFresh(access, fd: fd, group: cell, path: path, stepper: stepper)
-                }
-            } catch {
-                if let file, fd >= 0 {
-                    _ = OFDLock.apply(.unlock, fd: fd, start: 0, length: 0, wait: false)
-                    file.checkin(fd)
-                }
-                if let cell { ColumnAllocator.shared.release(cell.columnSlot) }
-                finish(path, nil)
-                throw error
-            }
-            guard let file else { return }
-            var holding = Holding(file: file, fd: fd, group: cell)
-            Self.bump(&holding, access, by: 1)
+            let holding = try lockFresh(access, path: path, group: groupName, reuse: reuse, stepper: stepper, locate: locate)
             finish(path, .held(holding))
         }
+    }
+
+    /// **The one place a descriptor that holds nothing is first locked** for this owner: checks
+    /// out (or reuses) a descriptor of the item's lock file, takes `access` on it through
+    /// `LockProtocol.acquireFresh`, and returns the new holding with its count set. On failure
+    /// nothing stays locked and the slot is cleared. A check that needs the fresh lock held
+    /// (for example that the lock file is still the one at its path) goes right after
+    /// `acquireFresh` below.
+    private func lockFresh(
+        _ access: Access, path: String, group groupName: String?, reuse: (LockFile, Int32)?, stepper: LockStepper,
+        locate: () throws(CoordinationError) -> (LockFile, LockDirectory)
+    ) throws(CoordinationError) -> Holding {
+        var file: LockFile?
+        var fd: Int32 = -1
+        var mode = LockMode.plain
+        do {
+            if let (kept, keptFD) = reuse {
+                (file, fd) = (kept, keptFD)
+            } else {
+                let (located, directory) = try locate()
+                file = located
+                fd = try located.checkout { (missing) throws(CoordinationError) -> Int32 in
+                    try LockTable.shared.create(missing, in: directory, step: stepper)
+                }
+            }
+            if let groupName { mode = .group(GroupCell.allocate(purpose: groupName)) }
+            try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
+            // Lock files are reclaimed: the lock must sit on the item's linked lock file.
+            try file?.keepLinked(&fd, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
+                try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
+            }
+        } catch {
+            if let file, fd >= 0 {
+                LockProtocol.releaseAll(fd: fd)
+                file.checkin(fd)
+            }
+            mode.cell?.free()
+            finish(path, nil)
+            throw error
+        }
+        guard let file else {
+            // Unreachable: `file` is set whenever no error was thrown.
+            finish(path, nil)
+            throw .lockFailed(path: path, errno: EBADF)
+        }
+        var holding = Holding(file: file, fd: fd, mode: mode)
+        Self.bump(&holding, access, by: 1)
+        return holding
     }
 
     /// Gives back one access of kind `access` on `path`.
@@ -247,8 +252,8 @@ final class LockOwner: Sendable {
         case .nothing:
             return
         case .closeAll(let holding):
-            _ = OFDLock.apply(.unlock, fd: holding.fd, start: 0, length: 0, wait: false)
-            if let group = holding.group { ColumnAllocator.shared.release(group.columnSlot) }
+            LockProtocol.releaseAll(fd: holding.fd)
+            holding.mode.cell?.free()
             finish(path, .idle(holding.file, holding.fd))
             let evicted: (path: String, file: LockFile, fd: Int32)? = state.withLock { state in
                 let idle = state.slots.idle
@@ -258,16 +263,9 @@ final class LockOwner: Sendable {
             }
             if let evicted { evicted.file.checkin(evicted.fd) }
         case .dropTree(let holding):
-            _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.tree, length: 1, wait: false)
+            LockProtocol.dropTree(fd: holding.fd)
         case .downgrade(let holding):
-            if let group = holding.group {
-                _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.column(group.column), length: 1, wait: false)
-                _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.cell(row: group.row, column: group.column), length: 1, wait: false)
-            } else if holding.readers > 0 {
-                _ = OFDLock.apply(.shared, fd: holding.fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false)
-            } else {
-                _ = OFDLock.apply(.unlock, fd: holding.fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false)
-            }
+            LockProtocol.dropWrite(fd: holding.fd, mode: holding.mode, keepingRead: holding.readers > 0)
         }
     }
 
@@ -312,114 +310,5 @@ final class LockOwner: Sendable {
         case .write: holding.writers += delta
         case .tree: holding.trees += delta
         }
-    }
-
-    // MARK: Kernel plans
-
-    private func acquireFresh(_ access: Access, fd: Int32, group: GroupCell?, path: String, stepper: LockStepper) throws(CoordinationError) {
-        switch access {
-        case .tree:
-            try stepper.take(.exclusive, fd: fd, start: LockFileLayout.tree, length: 1, itemPath: path, subtree: true)
-        case .read:
-            // Fast path: no writer is queued on the pending gate, and nobody writes.
-            if group == nil,
-               !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1),
-               OFDLock.apply(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
-                return
-            }
-            try withPendingGate(.shared, fd: fd, path: path, stepper: stepper) { () throws(CoordinationError) in
-                if let group {
-                    try stepper.take(.shared, fd: fd, start: LockFileLayout.groupReader, length: 1, itemPath: path, subtree: false)
-                    try takeOtherRows(of: group, fd: fd, path: path, stepper: stepper)
-                } else {
-                    try stepper.take(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
-                }
-            }
-        case .write:
-            if group == nil,
-               OFDLock.apply(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
-                return
-            }
-            try withPendingGate(.exclusive, fd: fd, path: path, stepper: stepper) { () throws(CoordinationError) in
-                if let group {
-                    try takeOtherRows(of: group, fd: fd, path: path, stepper: stepper)
-                    try takeGroupWriterCells(group, fd: fd, path: path, stepper: stepper)
-                } else {
-                    try stepper.take(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
-                }
-            }
-        }
-    }
-
-    private func upgrade(_ holding: Holding, to access: Access, stepper: LockStepper) throws(CoordinationError) {
-        let path = holding.file.itemPath
-        switch access {
-        case .read:
-            return
-        case .tree:
-            try stepper.take(.exclusive, fd: holding.fd, start: LockFileLayout.tree, length: 1, itemPath: path, subtree: true)
-        case .write:
-            try withPendingGate(.exclusive, fd: holding.fd, path: path, stepper: stepper) { () throws(CoordinationError) in
-                if let group = holding.group {
-                    try takeGroupWriterCells(group, fd: holding.fd, path: path, stepper: stepper)
-                } else {
-                    try stepper.take(.exclusive, fd: holding.fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
-                }
-            }
-        }
-    }
-
-    /// Holds the pending gate around `body`: writers take it exclusively (so new readers queue
-    /// behind them), readers take it shared for a moment (so they wait for a queued writer).
-    private func withPendingGate(_ kind: OFDLock.Kind, fd: Int32, path: String, stepper: LockStepper,
-                                 _ body: () throws(CoordinationError) -> Void) throws(CoordinationError) {
-        try stepper.take(kind, fd: fd, start: LockFileLayout.pending, length: 1, itemPath: path, subtree: false)
-        defer { _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.pending, length: 1, wait: false) }
-        try body()
-    }
-
-    private func takeOtherRows(of group: GroupCell, fd: Int32, path: String, stepper: LockStepper) throws(CoordinationError) {
-        let below = LockFileLayout.rowStart(group.row) - LockFileLayout.rowsStart
-        if below > 0 {
-            try stepper.take(.shared, fd: fd, start: LockFileLayout.rowsStart, length: below, itemPath: path, subtree: false)
-        }
-        let aboveStart = LockFileLayout.rowStart(group.row + 1)
-        if aboveStart < LockFileLayout.rowsEnd {
-            try stepper.take(.shared, fd: fd, start: aboveStart, length: LockFileLayout.rowsEnd - aboveStart, itemPath: path, subtree: false)
-        }
-    }
-
-    private func takeGroupWriterCells(_ group: GroupCell, fd: Int32, path: String, stepper: LockStepper) throws(CoordinationError) {
-        try stepper.take(.exclusive, fd: fd, start: LockFileLayout.column(group.column), length: 1, itemPath: path, subtree: false)
-        try stepper.take(.exclusive, fd: fd, start: LockFileLayout.cell(row: group.row, column: group.column), length: 1, itemPath: path, subtree: false)
-    }
-
-    static func row(for purpose: String) -> Int {
-        Int(truncatingIfNeeded: StableHash.fnv1a64(purpose.utf8) % UInt64(LockFileLayout.rowCount))
-    }
-}
-
-/// Hands out lock-file *columns* to group-mode holders: unique among all live holders on the
-/// machine, built from the process id (22 bits) and a per-process slot (10 bits).
-final class ColumnAllocator: Sendable {
-    static let shared = ColumnAllocator()
-    private let state = Locked<(next: Int, free: [Int])>((0, []))
-    static let slotBits = 10
-
-    func allocate() -> Int {
-        state.withLock { state in
-            if let slot = state.free.popLast() { return slot }
-            defer { state.next = (state.next + 1) & ((1 << Self.slotBits) - 1) }
-            return state.next
-        }
-    }
-
-    func release(_ slot: Int) {
-        guard slot >= 0 else { return }
-        state.withLock { $0.free.append(slot) }
-    }
-
-    static func column(for slot: Int) -> Int {
-        (Int(getpid()) & ((1 << 22) - 1)) << slotBits | slot
     }
 }

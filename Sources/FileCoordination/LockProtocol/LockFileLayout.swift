@@ -11,8 +11,13 @@
 /// offset 2^34 ...     rows     one row of 2^32 cells per purpose group (2^28 rows): a group
 ///                              member holds the other groups' rows shared, and a group writer
 ///                              also holds its own cell exclusive
+/// offset 2^61         U0       upgrade marker, held only while a reader waits to become a writer:
+///                              exclusive by a plain upgrader, shared by a group upgrader
+/// offset 2^61+2^32 …  U rows   a group upgrader holds the other groups' U rows shared and its own
+///                              U cell exclusive (the same trick as the rows above)
 /// ```
-/// See Docs/Coordination.md for why each range exists and how the modes compose.
+/// Every transition on these bytes is in `LockProtocol`. See Docs/Coordination.md for why each
+/// range exists and how the modes compose.
 enum LockFileLayout {
     static let tree = 0
     static let pending = 1
@@ -31,4 +36,13 @@ enum LockFileLayout {
     static func rowStart(_ row: Int) -> Int { rowsStart + row * rowLength }
     static func column(_ column: Int) -> Int { columnsStart + column }
     static func cell(row: Int, column: Int) -> Int { rowStart(row) + column }
+
+    /// The upgrade band: the same "everyone but my friends" shape as R0 and the rows, but only
+    /// ever taken without waiting, so two readers that both wait to become writers of one item
+    /// (and so wait for each other) find out at once.
+    static let upgradeGate = 1 << 61
+    static let upgradeRowsStart = upgradeGate + rowLength
+    static var upgradeRowsEnd: Int { upgradeRowsStart + rowCount * rowLength }
+    static func upgradeRowStart(_ row: Int) -> Int { upgradeRowsStart + row * rowLength }
+    static func upgradeCell(row: Int, column: Int) -> Int { upgradeRowStart(row) + column }
 }

@@ -1,0 +1,36 @@
+/// One `LockOwner` per file presenter, shared by every coordinator created with that presenter.
+///
+/// Apple: "file coordinators instantiated with the same file presenter never block each other".
+/// Sharing the owner gives exactly that — a second coordinator's access nests in the first's
+/// holding like a coordinator's own nested access (a read inside a write, a write inside a read)
+/// — and costs nothing when no presenter is given.
+///
+/// Entries hold the presenter and the owner weakly: the owner lives as long as a coordinator (or
+/// an access in flight) uses it, and a new presenter at a reused address never finds the old
+/// presenter's owner, because the entry's presenter must be the very same object.
+enum PresenterLockOwners {
+    private struct Entry {
+        weak var presenter: (any FilePresenter)?
+        weak var owner: LockOwner?
+    }
+
+    private static let entries = Locked<(byPresenter: [ObjectIdentifier: Entry], sweepAt: Int)>(([:], 64))
+
+    /// The owner for a new coordinator: a fresh one without a presenter, else the presenter's.
+    static func owner(for presenter: (any FilePresenter)?) -> LockOwner {
+        guard let presenter else { return LockOwner() }
+        let id = ObjectIdentifier(presenter)
+        return entries.withLock { entries in
+            if let entry = entries.byPresenter[id], entry.presenter === presenter, let owner = entry.owner {
+                return owner
+            }
+            let owner = LockOwner()
+            entries.byPresenter[id] = Entry(presenter: presenter, owner: owner)
+            if entries.byPresenter.count >= entries.sweepAt {
+                entries.byPresenter = entries.byPresenter.filter { $0.value.owner != nil && $0.value.presenter != nil }
+                entries.sweepAt = max(64, entries.byPresenter.count * 2)
+            }
+            return owner
+        }
+    }
+}

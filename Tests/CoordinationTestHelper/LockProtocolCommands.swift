@@ -1,0 +1,104 @@
+// Worker commands for the lock-protocol tests (Tests/FileCoordinationTests/LockProtocol*.swift
+// and Tests/CloudDocumentsTests/DocumentUpgradeTests.swift). Sequenced through stdin/stdout lines.
+//
+//   queue-write <path> <text>        print "STARTING", write <text> in a coordinated write with no
+//                                    timeout (so it queues behind whoever holds the item), print "WROTE"
+//   contend                          for each stdin line "<read|write> <path> <timeout-ms> [purpose]",
+//                                    try that access with a new coordinator and print "GOT",
+//                                    "BLOCKED" (timed out) or "ERROR <description>"; ends at "quit"
+//   upgrade <path> [purpose]         read <path>, print "READING", wait for a line, then write it
+//                                    inside the read (an upgrade) and print "UPGRADED" or
+//                                    "ERROR <case>", wait for a line, release, print "RELEASED"
+//   mix <counter-file> <times> <seed>  <times> coordinated accesses of a counter file, mixing
+//                                    increments in a write, increments in a write nested in a read
+//                                    (an upgrade), plain reads, plain and group mode; print
+//                                    "DONE <increments> <wouldDeadlocks>" or "ERROR <description>"
+import FileCoordination
+import Foundation
+
+func runLockProtocolCommand(_ command: String, _ arguments: [String]) throws {
+    switch command {
+    case "queue-write":
+        let url = URL(fileURLWithPath: arguments[0])
+        say("STARTING")
+        try Coordinator().coordinate(writingItemAt: url) { url in
+            try arguments[1].write(to: url, atomically: false, encoding: .utf8)
+        }
+        say("WROTE")
+    case "contend":
+        // "quit" ends it: end of input may never come, since a sibling child started at the same
+        // moment can inherit the parent's end of this process's stdin pipe.
+        while let line = readLine(), line != "quit" {
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count >= 3 else { say("ERROR bad line"); continue }
+            let url = URL(fileURLWithPath: words[1])
+            let contender = coordinator(purpose: words.count > 3 ? words[3] : nil)
+            contender.timeout = .milliseconds(Int(words[2]) ?? 150)
+            do {
+                if words[0] == "read" {
+                    try contender.coordinate(readingItemAt: url) { _ in }
+                } else {
+                    try contender.coordinate(writingItemAt: url) { _ in }
+                }
+                say("GOT")
+            } catch CoordinationError.timedOut {
+                say("BLOCKED")
+            } catch {
+                say("ERROR \(error)")
+            }
+        }
+    case "upgrade":
+        let url = URL(fileURLWithPath: arguments[0])
+        let upgrader = coordinator(purpose: arguments.count > 1 ? arguments[1] : nil)
+        try upgrader.coordinate(readingItemAt: url) { url in
+            say("READING")
+            _ = readLine()
+            do {
+                try upgrader.coordinate(writingItemAt: url) { _ in }
+                say("UPGRADED")
+            } catch CoordinationError.wouldDeadlock {
+                say("ERROR wouldDeadlock")
+            } catch {
+                say("ERROR \(error)")
+            }
+            _ = readLine()
+        }
+        say("RELEASED")
+    case "mix":
+        let url = URL(fileURLWithPath: arguments[0])
+        let result = mixedAccesses(url, times: Int(arguments[1]) ?? 0, seed: Int(arguments[2]) ?? 0)
+        say(result.error.map { "ERROR " + $0 } ?? "DONE \(result.increments) \(result.deadlocks)")
+    default:
+        say("unknown command \(command)")
+    }
+}
+
+/// The mixed load of `mix` (also run by the test process itself, on threads).
+func mixedAccesses(_ url: URL, times: Int, seed: Int) -> (increments: Int, deadlocks: Int, error: String?) {
+    var increments = 0, deadlocks = 0
+    func increment(_ url: URL) throws {
+        let value = Int((try? String(contentsOf: url, encoding: .utf8)) ?? "") ?? -1_000_000
+        try String(value + 1).write(to: url, atomically: false, encoding: .utf8)
+    }
+    for step in 0..<times {
+        let c = Coordinator()
+        if (seed + step) % 4 == 0 { _ = c.purposeIdentifier }  // group mode, a purpose of its own
+        do {
+            switch (seed * 7 + step) % 3 {
+            case 0:
+                try c.coordinate(readingItemAt: url) { url in try c.coordinate(writingItemAt: url, byAccessor: increment) }
+                increments += 1
+            case 1:
+                try c.coordinate(writingItemAt: url, byAccessor: increment)
+                increments += 1
+            default:
+                try c.coordinate(readingItemAt: url) { _ in }
+            }
+        } catch CoordinationError.wouldDeadlock {
+            deadlocks += 1
+        } catch {
+            return (increments, deadlocks, "\(error)")
+        }
+    }
+    return (increments, deadlocks, nil)
+}

@@ -1,0 +1,304 @@
+import Foundation
+import Testing
+@testable import FileCoordination
+
+/// Regression tests for the lock transitions of issue 6: a group writer's downgrade, upgrades
+/// past a queued writer, two upgraders at once, coordinators of one presenter, and a directory
+/// delete that finds a directory only once its lock is held.
+@Suite("Lock transitions")
+struct LockTransitionTests {
+    // MARK: Bug 1 — a group writer's downgrade keeps excluding plain writers
+
+    @Test func aGroupWriteThatEndsUnderItsOwnReadStillExcludesPlainWriters() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("group-downgrade.txt", contents: "x")
+        let group = coordinator(purpose: "com.example.downgrade")
+        let writeHeld = Signal(), readHeld = Signal()
+        let writeEnded = onThread {
+            try? group.coordinate(writingItemAt: file) { _ in
+                writeHeld.fire()
+                _ = readHeld.wait()
+            }
+        }
+        #expect(writeHeld.wait())
+        let reader = Holder(group) { c, inside in
+            try c.coordinate(readingItemAt: file) { _ in
+                readHeld.fire()
+                inside()
+            }
+        }
+        #expect(writeEnded.wait())
+        // Only the read is left: it shares with readers and its own group, and excludes writers.
+        #expect(writeIsBlocked(file), "a plain writer got in while the group's read still runs")
+        #expect(writeIsBlocked(file, purpose: "com.example.other"))
+        #expect(!writeIsBlocked(file, purpose: "com.example.downgrade"))
+        #expect(!readIsBlocked(file))
+        reader.release()
+        #expect(!writeIsBlocked(file))
+    }
+
+    // MARK: Bug 2 — an upgrade gets past a writer queued on the pending gate
+
+    /// Reader and writer purposes: plain (nil) or a purpose group.
+    static let upgradeModes: [(String?, String?)] = [(nil, nil), ("com.example.r", nil), (nil, "com.example.w"), ("com.example.r", "com.example.w")]
+
+    @Test(arguments: upgradeModes)
+    func aReadUpgradedToAWriteGetsPastAWriterQueuedInThisProcess(readerPurpose: String?, writerPurpose: String?) throws {
+        let scratch = try Scratch()
+        let file = scratch.file("upgrade.txt", contents: "original")
+        let events = Box<[String]>([])
+        // No timeout, like Apple's.
+        let reader = readerPurpose.map { coordinator(purpose: $0) } ?? Coordinator()
+        let writer = writerPurpose.map { coordinator(purpose: $0) } ?? Coordinator()
+        let writerQueued = Signal(), readHeld = Signal()
+        let readerDone = onThread {
+            do {
+                try reader.coordinate(readingItemAt: file) { url in
+                    readHeld.fire()
+                    _ = writerQueued.wait()
+                    try reader.coordinate(writingItemAt: url) { url in
+                        try "upgraded".write(to: url, atomically: false, encoding: .utf8)
+                    }
+                    events.mutate { $0.append("read back " + ((try? String(contentsOf: url, encoding: .utf8)) ?? "?")) }
+                }
+            } catch {
+                events.mutate { $0.append("reader failed: \(error)") }
+            }
+        }
+        #expect(readHeld.wait())
+        let writerDone = onThread {
+            do {
+                try writer.coordinate(writingItemAt: file) { url in
+                    events.mutate { $0.append("writer") }
+                    try "writer".write(to: url, atomically: false, encoding: .utf8)
+                }
+            } catch {
+                events.mutate { $0.append("writer failed: \(error)") }
+            }
+        }
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        writerQueued.fire()
+        let finished = readerDone.wait() && writerDone.wait()
+        #expect(finished, "the upgrade deadlocked against the queued writer")
+        if !finished { reader.cancel(); writer.cancel(); _ = readerDone.wait(); _ = writerDone.wait() }
+        #expect(events.value == ["read back upgraded", "writer"])
+        #expect(try String(contentsOf: file, encoding: .utf8) == "writer")
+    }
+
+    @Test func aReadUpgradedToAWriteGetsPastAWriterQueuedInAnotherProcess() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("upgrade-x.txt", contents: "original")
+        let reader = Coordinator()  // no timeout
+        let readBack = Box<String>("")
+        var child: ChildProcess?
+        let readHeld = Signal(), writerQueued = Signal()
+        let readerDone = onThread {
+            do {
+                try reader.coordinate(readingItemAt: file) { url in
+                    readHeld.fire()
+                    _ = writerQueued.wait()
+                    try reader.coordinate(writingItemAt: url) { url in
+                        try "upgraded".write(to: url, atomically: false, encoding: .utf8)
+                    }
+                    readBack.value = (try? String(contentsOf: url, encoding: .utf8)) ?? "?"
+                }
+            } catch {
+                readBack.value = "failed: \(error)"
+            }
+        }
+        #expect(readHeld.wait())
+        child = try ChildProcess(["queue-write", file.path, "from the other process"])
+        #expect(child?.expect("STARTING") == "STARTING")
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        writerQueued.fire()
+        let finished = readerDone.wait()
+        #expect(finished, "the upgrade deadlocked against the writer queued in another process")
+        if !finished { reader.cancel(); child?.kill9(); _ = readerDone.wait() }
+        #expect(readBack.value == "upgraded")
+        #expect(child?.expect("WROTE") == "WROTE")
+        child?.waitForExit()
+        #expect(try String(contentsOf: file, encoding: .utf8) == "from the other process")
+    }
+
+    // MARK: Bug 2 — two upgraders at once
+
+    @Test func twoReadersThatBothUpgradeOneFailsAtOnceWithWouldDeadlock() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("two-upgraders.txt", contents: "x")
+        let outcome = try twoUpgraders(file, first: Coordinator(), second: Coordinator())
+        #expect(outcome.first == "upgraded")
+        #expect(outcome.second == "wouldDeadlock")
+        #expect(outcome.secondTook < .seconds(5))
+    }
+
+    @Test func twoGroupsThatBothUpgradeOneFailsAtOnceWithWouldDeadlock() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("two-groups.txt", contents: "x")
+        let outcome = try twoUpgraders(file, first: coordinator(purpose: "com.example.p"), second: coordinator(purpose: "com.example.q"))
+        #expect(outcome.first == "upgraded")
+        #expect(outcome.second == "wouldDeadlock")
+    }
+
+    @Test func aGroupAndAPlainReaderThatBothUpgradeOneFailsAtOnce() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("group-plain.txt", contents: "x")
+        let outcome = try twoUpgraders(file, first: coordinator(purpose: "com.example.p"), second: Coordinator())
+        #expect(outcome.first == "upgraded")
+        #expect(outcome.second == "wouldDeadlock")
+    }
+
+    @Test func twoMembersOfOneGroupThatUpgradeWhileAnotherReadsBothGetThrough() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("one-group.txt", contents: "x")
+        let plainReader = Holder.reading(file)
+        let results = Box<[String]>([])
+        var done: [Signal] = []
+        var gos: [Signal] = []
+        for _ in 0..<2 {
+            let member = coordinator(purpose: "com.example.same")
+            let reading = Signal(), go = Signal()
+            gos.append(go)
+            done.append(onThread {
+                do {
+                    try member.coordinate(readingItemAt: file) { url in
+                        reading.fire()
+                        _ = go.wait()
+                        try member.coordinate(writingItemAt: url) { _ in }
+                    }
+                    results.mutate { $0.append("upgraded") }
+                } catch let error as CoordinationError {
+                    results.mutate { $0.append(caseName(error)) }
+                } catch {}
+            })
+            #expect(reading.wait())
+        }
+        // Both members read; both upgrade, and both wait for the plain reader, not for each other.
+        gos[0].fire()
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        gos[1].fire()
+        plainReader.release()
+        #expect(done.allSatisfy { $0.wait() })
+        #expect(results.value == ["upgraded", "upgraded"])
+    }
+
+    // MARK: Bug 4 — coordinators of one presenter
+
+    @Test func coordinatorsMadeWithTheSamePresenterNeverBlockEachOther() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("presented.txt", contents: "x")
+        let presenter = RecordingPresenter(file)
+        let writer = Holder.writing(file, coordinator: Coordinator(filePresenter: presenter))
+        let second = Coordinator(filePresenter: presenter)
+        second.timeout = .milliseconds(300)
+        #expect(!fails(with: "timedOut") { try second.coordinate(readingItemAt: file) { _ in } })
+        #expect(!fails(with: "timedOut") { try second.coordinate(writingItemAt: file) { _ in } })
+        #expect(readIsBlocked(file), "a coordinator without the presenter still waits")
+        #expect(fails(with: "timedOut") {
+            let other = Coordinator(filePresenter: RecordingPresenter(file))
+            other.timeout = .milliseconds(150)
+            try other.coordinate(readingItemAt: file) { _ in }
+        }, "a coordinator of another presenter still waits")
+        writer.release()
+    }
+
+    // MARK: Bug 9 — a directory delete decides with its lock held
+
+    @Test func aDirectoryMovedIntoPlaceWhileADeleteWaitsIsLockedWhole() throws {
+        let scratch = try Scratch()
+        let place = scratch.file("later")  // nothing there yet
+        let placeHolder = Holder.writing(place, options: .forReplacing)
+        let deleter = Coordinator()
+        let deleted = Box<Bool>(false)
+        let deleteDone = onThread {
+            try? deleter.coordinate(writingItemAt: place, options: .forDeleting) { _ in deleted.value = true }
+        }
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(place) })
+        // While the delete waits, a directory arrives (as a coordinated move would put it there),
+        // and someone writes a file inside it.
+        let inner = scratch.file("later/inner.txt", contents: "half-written")
+        let innerWriter = Holder.writing(inner)
+        placeHolder.release()
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(inner) || deleted.value })
+        #expect(!deleted.value, "the delete ran while a writer inside the directory was still writing")
+        innerWriter.release()
+        #expect(deleteDone.wait())
+        #expect(deleted.value)
+    }
+
+    @Test func aDirectoryMovedIntoPlaceWhileADeleteWaitsWaitsForAWriterInsideInAnotherProcess() throws {
+        let scratch = try Scratch()
+        let place = scratch.file("arriving")
+        let placeHolder = Holder.writing(place, options: .forReplacing)
+        let deleted = Box<Bool>(false)
+        let deleteDone = onThread {
+            try? Coordinator().coordinate(writingItemAt: place, options: .forDeleting) { _ in deleted.value = true }
+        }
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(place) })
+        let inner = scratch.file("arriving/inner.txt", contents: "half-written")
+        let innerWriter = try ChildProcess(["hold", "write", inner.path])
+        #expect(innerWriter.expect("HELD") == "HELD")
+        placeHolder.release()
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(inner) || deleted.value })
+        #expect(!deleted.value, "the delete ran while a writer in another process wrote inside the directory")
+        innerWriter.send()
+        #expect(innerWriter.expect("RELEASED") == "RELEASED")
+        innerWriter.waitForExit()
+        #expect(deleteDone.wait())
+        #expect(deleted.value)
+    }
+
+    // MARK: Helpers
+
+    /// Two coordinators read `file`; the first upgrades (and waits for the second's read), then
+    /// the second upgrades. Returns each one's outcome and how long the second took.
+    private func twoUpgraders(_ file: URL, first: Coordinator, second: Coordinator) throws
+        -> (first: String, second: String, secondTook: Duration)
+    {
+        let outcomes = Box<[String: String]>([:])
+        let took = Box<Duration>(.zero)
+        let firstReading = Signal(), secondReading = Signal(), firstGo = Signal(), secondGo = Signal()
+        let firstDone = onThread {
+            let outcome = Self.outcome {
+                try first.coordinate(readingItemAt: file) { url in
+                    firstReading.fire()
+                    _ = firstGo.wait()
+                    try first.coordinate(writingItemAt: url) { _ in }
+                }
+            }
+            outcomes.mutate { $0["first"] = outcome }
+        }
+        #expect(firstReading.wait())
+        let secondDone = onThread {
+            let outcome = Self.outcome {
+                try second.coordinate(readingItemAt: file) { url in
+                    secondReading.fire()
+                    _ = secondGo.wait()
+                    let start = ContinuousClock.now
+                    defer { took.value = ContinuousClock.now - start }
+                    try second.coordinate(writingItemAt: url) { _ in }
+                }
+            }
+            outcomes.mutate { $0["second"] = outcome }
+        }
+        #expect(secondReading.wait())
+        firstGo.fire()
+        // The first upgrader now waits for the second's read (it holds the pending gate).
+        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        secondGo.fire()
+        let finished = secondDone.wait() && firstDone.wait()
+        #expect(finished, "the two upgraders deadlocked")
+        if !finished { first.cancel(); second.cancel(); _ = secondDone.wait(); _ = firstDone.wait() }
+        return (outcomes.value["first"] ?? "?", outcomes.value["second"] ?? "?", took.value)
+    }
+
+    private static func outcome(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return "upgraded"
+        } catch let error as CoordinationError {
+            return caseName(error)
+        } catch {
+            return "\(error)"
+        }
+    }
+}
