@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 @testable import FileCoordination
 
@@ -30,9 +31,9 @@ struct DocumentUpgradeTests {
 
             let writer = Coordinator()
             let writerDone = DispatchSemaphore(value: 0)
-            var child: HelperChild?
+            var child: ChildProcess?
             if writerInAnotherProcess {
-                child = try HelperChild(["queue-write", url.path, "the writer's text"])
+                child = try ChildProcess(["queue-write", url.path, "the writer's text"])
                 #expect(child?.readLine() == "STARTING")
             } else {
                 Thread {
@@ -102,49 +103,4 @@ private func waitUntilWriterIsQueued(on url: URL) -> Bool {
         usleep(200)
     }
     return false
-}
-
-/// The `CoordinationTestHelper` executable in another process, driven through pipes.
-private final class HelperChild: @unchecked Sendable {
-    // @unchecked: used by the one test that made it.
-    private let process = Process()
-    private let output = Pipe()
-    private var buffer: [UInt8] = []
-
-    init(_ arguments: [String]) throws {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var helper = directory.appendingPathComponent("CoordinationTestHelper")
-        if !FileManager.default.isExecutableFile(atPath: helper.path) {
-            helper = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("CoordinationTestHelper")
-        }
-        process.executableURL = helper
-        process.arguments = arguments
-        process.standardInput = Pipe()
-        process.standardOutput = output
-        try process.run()
-    }
-
-    /// The next line the child prints; nil after 60 s of silence.
-    func readLine() -> String? {
-        let fd = output.fileHandleForReading.fileDescriptor
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                defer { buffer.removeFirst(newline + 1) }
-                return String(decoding: buffer[..<newline], as: UTF8.self)
-            }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 60_000) > 0 else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            guard count > 0 else { return nil }
-            buffer += chunk[..<count]
-        }
-    }
-
-    func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func waitForExit() { process.waitUntilExit() }
 }

@@ -6,7 +6,7 @@ import Glibc
 
 /// A file URL for `folder` + a name given as raw bytes (percent-encoded, as Foundation keeps
 /// bytes that are not UTF-8).
-func rawNameURL(in folder: URL, _ name: [UInt8]) -> URL {
+public func rawNameURL(in folder: URL, _ name: [UInt8]) -> URL {
     var text = folder.absoluteString
     if !text.hasSuffix("/") { text += "/" }
     for byte in name {
@@ -19,13 +19,13 @@ func rawNameURL(in folder: URL, _ name: [UInt8]) -> URL {
 }
 
 /// The bytes of `folder`'s path (valid UTF-8 in these tests) + `/` + `name`, NUL-terminated.
-func rawPath(in folder: URL, _ name: [UInt8]) -> [CChar] {
+public func rawPath(in folder: URL, _ name: [UInt8]) -> [CChar] {
     (Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]).map { CChar(bitPattern: $0) }
 }
 
 /// Creates (or truncates) the file `folder/name` with `contents`, by its bytes.
 @discardableResult
-func writeRaw(in folder: URL, _ name: [UInt8], _ contents: String) -> Bool {
+public func writeRaw(in folder: URL, _ name: [UInt8], _ contents: String) -> Bool {
     let fd = rawPath(in: folder, name).withUnsafeBufferPointer {
         open($0.baseAddress!, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     }
@@ -36,7 +36,7 @@ func writeRaw(in folder: URL, _ name: [UInt8], _ contents: String) -> Bool {
 }
 
 /// The contents of `folder/name`, read by its bytes; nil if it cannot be opened.
-func readRaw(in folder: URL, _ name: [UInt8]) -> String? {
+public func readRaw(in folder: URL, _ name: [UInt8]) -> String? {
     let fd = rawPath(in: folder, name).withUnsafeBufferPointer { open($0.baseAddress!, O_RDONLY | O_CLOEXEC) }
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -51,7 +51,7 @@ func readRaw(in folder: URL, _ name: [UInt8]) -> String? {
 }
 
 /// The names in `folder`, as raw bytes, sorted, without "." and "..".
-func rawListing(_ folder: URL) -> [[UInt8]] {
+public func rawListing(_ folder: URL) -> [[UInt8]] {
     guard let stream = opendir(folder.path) else { return [] }
     defer { closedir(stream) }
     var names: [[UInt8]] = []

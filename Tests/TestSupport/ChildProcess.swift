@@ -1,16 +1,16 @@
 import Foundation
 import Glibc
-import Testing
 
 /// A separate process running `CoordinationTestHelper`, driven line by line through pipes.
-final class ChildProcess: @unchecked Sendable {
+/// Shared by every test target (the one copy of the pipe reader).
+public final class ChildProcess: @unchecked Sendable {
     // @unchecked: used from the one test that created it.
-    let process = Process()
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    static var helperURL: URL {
+    public static var helperURL: URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
@@ -22,7 +22,7 @@ final class ChildProcess: @unchecked Sendable {
         return candidates[0].appendingPathComponent("CoordinationTestHelper")
     }
 
-    init(_ arguments: [String], environment: [String: String]? = nil) throws {
+    public init(_ arguments: [String], environment: [String: String]? = nil) throws {
         process.executableURL = Self.helperURL
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -32,7 +32,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// The next line the child prints (blocks until it arrives; fails after 60 s of silence).
-    func readLine() -> String? {
+    public func readLine() -> String? {
         let fd = output.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -50,7 +50,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reads lines until one starts with `prefix`; returns it.
-    func expect(_ prefix: String) -> String? {
+    public func expect(_ prefix: String) -> String? {
         while let line = readLine() {
             if line.hasPrefix(prefix) { return line }
             if line.hasPrefix("ERROR") { return line }
@@ -58,20 +58,20 @@ final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
-    func send(_ line: String = "go") {
+    public func send(_ line: String = "go") {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    func closeInput() {
+    public func closeInput() {
         try? input.fileHandleForWriting.close()
     }
 
-    func kill9() {
+    public func kill9() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func waitForExit() {
+    public func waitForExit() {
         process.waitUntilExit()
     }
 }
