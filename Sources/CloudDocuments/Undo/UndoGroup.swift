@@ -52,7 +52,7 @@ struct UndoGroup {
 struct OpenUndoGroup {
     var group = UndoGroup()
     /// Set for a group opened automatically by a registration with ``UndoManager/groupsByEvent``
-    /// on the main thread: the number that the scheduled end-of-turn close looks for.
+    /// on the main queue: the number that the scheduled end-of-turn close looks for.
     var automaticGeneration: UInt64?
     /// Whether `.done` was already reported to the document for this group (at its opening), so
     /// that closing it reports nothing more.

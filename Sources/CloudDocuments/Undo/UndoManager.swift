@@ -16,7 +16,7 @@ import Foundation
 /// ``endUndoGrouping()`` make one group of everything registered between them; groups nest.
 ///
 /// A registration made while no group is open starts a group:
-/// - with ``groupsByEvent`` `true`, on the main thread, an *automatic* group that collects every
+/// - with ``groupsByEvent`` `true`, on the main queue, an *automatic* group that collects every
 ///   registration made until the main queue's next turn (see ``groupsByEvent``): Apple's "one
 ///   undo step per event";
 /// - otherwise a group of that one registration, closed at once. Apple raises an exception here
@@ -124,7 +124,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
     /// - While an undo or redo runs: the action joins the group recording the inverses (for
     ///   ``redo()`` while undoing, for ``undo()`` while redoing); the redo stack is kept.
     /// - Otherwise the redo stack is cleared, and the action joins the innermost open group; if
-    ///   none is open, it opens one: an automatic group (``groupsByEvent`` on the main thread,
+    ///   none is open, it opens one: an automatic group (``groupsByEvent`` on the main queue,
     ///   closed on the main queue's next turn), or a group of this action alone, closed at once.
     ///   Opening posts ``didOpenUndoGroupNotification`` (no checkpoint: Apple posts none when it
     ///   opens a top-level group) after reporting the change to the document; closing at once
@@ -139,7 +139,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
         let action = UndoAction(target: target, invoke: { object in
             if let typed = object as? TargetType { handler(typed) }
         })
-        let automatic = Thread.isMainThread
+        let automatic = MainQueueCheck.isMainQueue
         let registration: Registration = locked {
             guard disabledCount == 0 else { return .ignored }
             if !(undoing || redoing) { redoStack.removeAll() }
@@ -173,21 +173,24 @@ open class UndoManager: NSObject, @unchecked Sendable {
 
     // MARK: Grouping
 
-    /// Whether a registration made while no group is open, on the main thread, opens an automatic
+    /// Whether a registration made while no group is open, on the main queue, opens an automatic
     /// group that collects every registration until the main queue's next turn: Apple's grouping
-    /// "by event". `false` by default here (Apple: `true`); see Docs/Documents.md for why.
+    /// "by event" (one undo step per pass of the event loop). `false` by default here (Apple:
+    /// `true`); Docs/Documents.md says why.
     ///
-    /// Exactly: with `true`, the first such registration opens the group (``groupingLevel``
-    /// becomes 1) and queues its closing with `DispatchQueue.main.async`. Until that block runs —
-    /// after the current main-queue work item or main-actor job, and after those queued before
-    /// it — every registration joins the group, and explicit groups nest inside it. The block
-    /// closes it as ``endUndoGrouping()`` does (unless it was closed already, by
-    /// ``endUndoGrouping()``, ``undo()`` or ``removeAllActions()``); if a nested group is still
-    /// open then, the automatic group is closed when that nested group ends. A program whose main
-    /// queue never runs (synchronous top-level code) keeps the group open until ``undo()``
-    /// closes it. Registrations on other threads are not grouped by event (they have no event
-    /// loop): each opens a group of its own, as with `false`. Turning it off does not close an
-    /// automatic group already open: its turn still does.
+    /// Exactly: with `true`, the first such registration made on the main queue (main-actor code,
+    /// a block on `DispatchQueue.main`, or the main thread of a program that does not drain the
+    /// main queue) opens the group (``groupingLevel`` becomes 1, the document counts `.done`) and
+    /// queues its closing with `DispatchQueue.main.async`. Until that block runs — after the
+    /// current main-queue work item or main-actor job, and after those queued before it — every
+    /// registration joins the group, and explicit groups nest inside it. The block closes it as
+    /// ``endUndoGrouping()`` does, unless it was closed already (by ``endUndoGrouping()``,
+    /// ``undo()`` or ``removeAllActions()``); if a nested group is still open then, the automatic
+    /// group closes right after that nested group ends. A program that never drains the main
+    /// queue keeps the group open until ``undo()`` closes it, as Apple's does on a thread whose
+    /// run loop does not run. Registrations on other queues are not grouped by event (they have
+    /// no event loop): each opens a group of its own, as with `false`. Turning the property off
+    /// does not close an automatic group already open: its turn still does.
     open var groupsByEvent: Bool {
         get { locked { groupsEvents } }
         set { locked { groupsEvents = newValue } }
