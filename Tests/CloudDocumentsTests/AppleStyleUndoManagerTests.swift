@@ -43,6 +43,26 @@ private final class Playlist {
     }
 }
 
+/// A main-actor model, as UIKit code (and a main-actor document subclass) is written: the
+/// handlers touch main-actor state, without locks or `@unchecked Sendable`.
+@MainActor
+private final class Canvas {
+    let undoManager = UndoManager()
+    private(set) var strokes: [String] = []
+
+    func draw(_ stroke: String) {
+        strokes.append(stroke)
+        undoManager.registerUndo(withTarget: self) { canvas in canvas.erase(stroke) }
+        undoManager.setActionName("Draw")
+    }
+
+    func erase(_ stroke: String) {
+        strokes.removeAll { $0 == stroke }
+        undoManager.registerUndo(withTarget: self) { $0.draw(stroke) }
+        undoManager.setActionName("Erase")
+    }
+}
+
 /// Records the short names of the undo notifications a manager posts, in order.
 private final class NotificationLog: Sendable {
     static let names: [(Notification.Name, String)] = [
@@ -274,6 +294,35 @@ struct AppleStyleUndoManagerTests {
         #expect(playlist.songs == ["late", "early", "late"])
         undo.undo()
         #expect(playlist.songs == ["late"], "both registrations of the group were undone together")
+    }
+
+    @Test("a main-actor model registers and undoes without warnings or locks")
+    @MainActor
+    func mainActorModel() {
+        let canvas = Canvas()
+        canvas.draw("line")
+        canvas.draw("circle")
+        #expect(canvas.undoManager.undoMenuItemTitle == "Undo Draw")
+        canvas.undoManager.undo()
+        #expect(canvas.strokes == ["line"])
+        #expect(canvas.undoManager.redoMenuItemTitle == "Redo Erase", "set by the handler, as on Apple platforms")
+        canvas.undoManager.redo()
+        #expect(canvas.strokes == ["line", "circle"])
+    }
+
+    @Test("undo() with nested groups open closes them all first (Apple raises an exception)")
+    func undoClosesNestedGroups() {
+        let undo = UndoManager()
+        let playlist = Playlist(undoManager: undo)
+        undo.beginUndoGrouping()
+        playlist.add("A")
+        undo.beginUndoGrouping()
+        playlist.add("B")
+        undo.undo()
+        #expect(playlist.songs.isEmpty)
+        #expect(undo.groupingLevel == 0)
+        undo.endUndoGrouping()  // unmatched now: ignored
+        #expect(undo.canRedo)
     }
 
     // MARK: Grouping by event

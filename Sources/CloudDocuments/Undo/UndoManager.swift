@@ -167,7 +167,7 @@ open class UndoManager: NSObject, @unchecked Sendable {
         case .openedAutomatic(let generation):
             report(.done)
             post(Self.didOpenUndoGroupNotification)
-            DispatchQueue.main.async { [weak self] in self?.endAutomaticGroup(generation) }
+            DispatchQueue.main.async { [weak self] in self?.endOfTurn(ofAutomaticGroup: generation) }
         }
     }
 
@@ -208,12 +208,6 @@ open class UndoManager: NSObject, @unchecked Sendable {
         post(Self.didOpenUndoGroupNotification)
     }
 
-    private struct Closing {
-        var closed = false
-        var reportDone = false
-        var closeAutomaticGroupToo = false
-    }
-
     /// Closes the innermost open group. A nested group becomes one entry of its parent (dropped
     /// if empty). The outermost one goes onto the undo stack (the oldest group is dropped beyond
     /// ``levelsOfUndo``) and is reported to the document as `.done`, unless it is empty (then it
@@ -227,50 +221,11 @@ open class UndoManager: NSObject, @unchecked Sendable {
         guard locked({ openGroups.count > minimumOpenGroups }) else { return }
         post(Self.checkpointNotification)
         post(Self.willCloseUndoGroupNotification)
-        let closing: Closing = locked {
-            var result = Closing()
-            guard openGroups.count > minimumOpenGroups else { return result }
-            result.closed = true
-            let closed = openGroups.removeLast()
-            if !openGroups.isEmpty {
-                if !closed.group.isEmpty {
-                    openGroups[openGroups.count - 1].group.entries.append(.group(closed.group))
-                }
-                result.closeAutomaticGroupToo = automaticCloseIsDue
-                return result
-            }
-            if closed.automaticGeneration != nil { automaticClosePending = false }
-            guard !closed.group.isEmpty else { return result }
-            push(closed.group, onto: &undoStack)
-            result.reportDone = !closed.changeReported
-            return result
-        }
+        let closing = closeInnermostGroup()
         guard closing.closed else { return }
         if closing.reportDone { report(.done) }
         post(Self.didCloseUndoGroupNotification)
         if closing.closeAutomaticGroupToo { endUndoGrouping() }
-    }
-
-    /// The open groups that ``endUndoGrouping()`` must leave: the recording group while an undo
-    /// or redo runs. Call with the lock held.
-    private var minimumOpenGroups: Int { undoing || redoing ? 1 : 0 }
-
-    /// Whether an automatic group whose turn has ended is now alone at the top and can close.
-    /// Call with the lock held.
-    var automaticCloseIsDue: Bool {
-        automaticClosePending && !undoing && !redoing
-            && openGroups.count == 1 && openGroups[0].automaticGeneration != nil
-    }
-
-    /// The end of the main-queue turn in which the automatic group `generation` opened.
-    private func endAutomaticGroup(_ generation: UInt64) {
-        let closeNow: Bool = locked {
-            let groups = undoing || redoing ? setAsideGroups : openGroups
-            guard groups.first?.automaticGeneration == generation else { return false }
-            automaticClosePending = true
-            return automaticCloseIsDue
-        }
-        if closeNow { endUndoGrouping() }
     }
 
     /// How many groups are open: 0 outside any group. While an undo or redo runs, the group
