@@ -369,6 +369,24 @@ struct AppleStyleUndoManagerTests {
         }
     }
 
+    @Test("groupsByEvent and the document: dirty at the first registration, clean after one undo")
+    @MainActor
+    func groupsByEventDrivesChangeCount() async {
+        let document = NoteDocument(fileURL: URL(fileURLWithPath: "/tmp/groups-by-event.txt"))
+        document.undoManager.groupsByEvent = true
+        document.edit("a")
+        #expect(document.hasUnsavedChanges, "counted when the automatic group opens, not at its close")
+        document.edit("ab")
+        await nextMainQueueTurn()
+        #expect(document.undoManager.groupingLevel == 0)
+        document.undoManager.undo()
+        #expect(document.text == "")
+        #expect(!document.hasUnsavedChanges, "one step done, one step undone")
+        document.undoManager.redo()
+        #expect(document.text == "ab")
+        #expect(document.hasUnsavedChanges)
+    }
+
     @Test("groupsByEvent off the main queue: each registration outside a group is its own step")
     func groupsByEventOffMainQueue() async {
         let songs = await Task.detached {
