@@ -9,19 +9,19 @@ private final class ChangeLog: Sendable {
     var all: [ChangeKind] { kinds.withLock { $0 } }
 
     /// Starts logging the changes `manager` reports.
-    init(watching manager: DocumentUndoManager) {
+    init(watching manager: UndoManager) {
         manager.onChange = { [kinds] kind in kinds.withLock { $0.append(kind) } }
     }
 }
 
 /// A document-like model whose setter registers its own inverse, the usual Apple pattern.
 private final class Model {
-    let undoManager: DocumentUndoManager
+    let undoManager: UndoManager
     private(set) var value = 0
     private(set) var history: [Int] = []
     var observedUndoing: [Bool] = []
 
-    init(_ undoManager: DocumentUndoManager) { self.undoManager = undoManager }
+    init(_ undoManager: UndoManager) { self.undoManager = undoManager }
 
     func set(_ newValue: Int) {
         let old = value
@@ -35,12 +35,12 @@ private final class Model {
 }
 
 /// A fresh undo manager with a change log attached and a model that registers on it.
-private func loggedModel() -> (manager: DocumentUndoManager, log: ChangeLog, model: Model) {
-    let manager = DocumentUndoManager()
+private func loggedModel() -> (manager: UndoManager, log: ChangeLog, model: Model) {
+    let manager = UndoManager()
     return (manager, ChangeLog(watching: manager), Model(manager))
 }
 
-@Suite("DocumentUndoManager: Apple's UndoManager semantics")
+@Suite("UndoManager: Apple's UndoManager semantics")
 struct UndoManagerTests {
     @Test("a registration outside a group is its own group; undo and redo replay inverses")
     func singleActions() {
@@ -122,7 +122,7 @@ struct UndoManagerTests {
 
     @Test("levelsOfUndo keeps only the most recent groups")
     func levels() {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         manager.levelsOfUndo = 2
         let model = Model(manager)
         model.set(1)
@@ -148,7 +148,7 @@ struct UndoManagerTests {
 
     @Test("a new registration clears the redo stack; one made while redoing does not")
     func redoClearedByNewChange() {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         let model = Model(manager)
         model.set(1)
         model.set(2)
@@ -191,7 +191,7 @@ struct UndoManagerTests {
 
     @Test("action names follow the groups onto the redo stack and back")
     func actionNames() {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         let model = Model(manager)
         #expect(manager.undoActionName == "")
         manager.beginUndoGrouping()
@@ -236,7 +236,7 @@ struct UndoManagerTests {
 
     @Test("removeAllActions(withTarget:) removes only that target's actions, and empty groups")
     func removeByTarget() {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         let first = Model(manager), second = Model(manager)
         first.set(1)
         second.set(10)
@@ -254,7 +254,7 @@ struct UndoManagerTests {
 
     @Test("a deallocated target's action is skipped; the undo is still reported")
     func weakTargets() {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         let log = ChangeLog(watching: manager)
         var model: Model? = Model(manager)
         model?.set(1)
@@ -267,7 +267,7 @@ struct UndoManagerTests {
 
     @Test("state can be read from another thread while the owner edits")
     func crossThreadReads() async {
-        let manager = DocumentUndoManager()
+        let manager = UndoManager()
         let model = Model(manager)
         let reader = Task.detached {
             var seen = 0
