@@ -30,6 +30,7 @@ enum Command: String, CaseIterable {
     ///
     /// - Throws: ``UsageError`` for bad arguments; ``DocumentError``, ``ImageCodecError``,
     ///   ``ToolFailure`` or a coordination error when the work fails.
+    @MainActor
     func run(_ arguments: Arguments) async throws {
         switch self {
         case .new: try await Self.new(arguments)
@@ -44,6 +45,7 @@ enum Command: String, CaseIterable {
 
     /// `new <file> [--width W] [--height H] [--pattern gradient|checkerboard]`: creates the file
     /// (it must not exist yet) from a generated image, in the format its extension names.
+    @MainActor
     private static func new(_ arguments: Arguments) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
@@ -61,19 +63,20 @@ enum Command: String, CaseIterable {
         case let other: throw UsageError("unknown pattern “\(other)” (use gradient or checkerboard)")
         }
         let document = ImageDocument(fileURL: url, image: image)
-        try await document.save(to: url, for: .forCreating)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forCreating)
+        try await document.closeThrowing()
         print("Created \(path): \(width) × \(height) \(format.rawValue.uppercased())")
     }
 
     // MARK: info
 
     /// `info <file>`: opens the document and describes the file and the image.
+    @MainActor
     private static func info(_ arguments: Arguments) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
         let document = ImageDocument(fileURL: url)
-        try await document.open()
+        try await document.openThrowing()
         let image = document.image
         let state = document.documentState
         let stats: (magic: [UInt8], size: Int?)
@@ -86,10 +89,10 @@ enum Command: String, CaseIterable {
                 return ([UInt8](magic), size?.intValue)
             }
         } catch {
-            try? await document.close()
+            try? await document.closeThrowing()
             throw error
         }
-        try await document.close()
+        try await document.closeThrowing()
 
         let content = ImageFormat(magicBytes: stats.magic)
         var formatText = content.map { "\($0.rawValue.uppercased()) (\($0.mimeType))" } ?? "unknown"
@@ -129,6 +132,7 @@ enum Command: String, CaseIterable {
 
     /// `grayscale|invert <file>`, `rotate <file> <angle>`, `crop <file> <x> <y> <w> <h>`, each with
     /// `[--output out]`: validates the arguments, then hands the transform to ``edit(input:output:transform:)``.
+    @MainActor
     private static func edit(_ command: Command, _ arguments: Arguments) async throws {
         let path: String
         let transform: @Sendable (RGBAImage) throws -> RGBAImage
@@ -173,15 +177,16 @@ enum Command: String, CaseIterable {
     ///
     /// - Throws: ``UsageError`` when the target's extension names no writable format; the
     ///   document's open/save errors; what `transform` throws.
+    @MainActor
     private static func edit(input: URL, output: URL?, transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int) {
         _ = try writableFormat(of: output ?? input)
         let document = ImageDocument(fileURL: input)
-        try await document.open()
+        try await document.openThrowing()
         do {
             let edited = try transform(document.image)
             document.image = edited
-            try await document.save(to: output ?? input, for: .forOverwriting)
-            try await document.close()
+            try await document.saveThrowing(to: output ?? input, for: .forOverwriting)
+            try await document.closeThrowing()
             return (edited.width, edited.height)
         } catch {
             await discardAndClose(document)
@@ -193,16 +198,17 @@ enum Command: String, CaseIterable {
 
     /// `convert <in> <out>`: opens `in` and saves it as `out` (replacing it), in the format
     /// `out`'s extension names.
+    @MainActor
     private static func convert(_ arguments: Arguments) async throws {
         let paths = try arguments.positionals("in", "out")
         let input = fileURL(paths[0]), output = fileURL(paths[1])
         let format = try writableFormat(of: output)
         let document = ImageDocument(fileURL: input)
-        try await document.open()
+        try await document.openThrowing()
         let image = document.image
         do {
-            try await document.save(to: output, for: .forOverwriting)
-            try await document.close()
+            try await document.saveThrowing(to: output, for: .forOverwriting)
+            try await document.closeThrowing()
         } catch {
             await discardAndClose(document)
             throw error
@@ -217,6 +223,7 @@ enum Command: String, CaseIterable {
 
     /// `show <file> [--width COLS] [--background checkerboard|black]`: draws the image in the
     /// terminal (see ``TerminalRenderer``).
+    @MainActor
     private static func show(_ arguments: Arguments) async throws {
         let path = try arguments.positionals("file")[0]
         let columns = try arguments.integerOption("width", in: 1...10_000, default: TerminalRenderer.defaultColumns())
@@ -228,9 +235,9 @@ enum Command: String, CaseIterable {
             renderer.background = background
         }
         let document = ImageDocument(fileURL: fileURL(path))
-        try await document.open()
+        try await document.openThrowing()
         let image = document.image
-        try await document.close()
+        try await document.closeThrowing()
         var text = renderer.lines(for: image).joined(separator: "\n")
         text += "\n"
         FileHandle.standardOutput.write(Data(text.utf8))
@@ -259,6 +266,6 @@ enum Command: String, CaseIterable {
     /// so closing does not try to save (to the wrong file) and the first error is the one reported.
     private static func discardAndClose(_ document: ImageDocument) async {
         document.updateChangeCount(.cleared)
-        try? await document.close()
+        try? await document.closeThrowing()
     }
 }

@@ -39,7 +39,7 @@ struct DocumentQueueCancellationTests {
             let blocker = QueueBlocker(queue)
             try await blocker.waitUntilStarted()
 
-            let save = Task { try await document.save(to: url, for: .forOverwriting) }
+            let save = Task { try await document.saveThrowing(to: url, for: .forOverwriting) }
             // The save's hop for contents(forType:) is queued behind the blocker.
             await waitForOperations(2, on: queue)
             #expect(queue.operationCount >= 2)
@@ -54,7 +54,7 @@ struct DocumentQueueCancellationTests {
 
             // The document still works: another edit, save and close.
             document.replaceText("again")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: url) == "again")
             #expect(document.documentState == .closed)
             #expect(recorder.recorded == [.closed])
@@ -82,7 +82,7 @@ struct DocumentQueueCancellationTests {
             blocker.release()
             try await write.value
             #expect(text(at: url) == "written")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(document.documentState == .closed)
         }
     }
@@ -100,7 +100,7 @@ struct DocumentQueueCancellationTests {
             blocker.release()
             await drainDocumentQueue(document)
             #expect(ran.withLock { $0 } == ["block"])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -116,7 +116,7 @@ struct DocumentQueueCancellationTests {
             // the snapshot queue up behind the blocker.
             document.replaceText("edited")
             SafeSave.injectFailure(at: .write, errno: EIO, forTarget: url)
-            let save = Task { try await document.save(to: url, for: .forOverwriting) }
+            let save = Task { try await document.saveThrowing(to: url, for: .forOverwriting) }
             await waitForOperations(2, on: queue)
             queue.cancelAllOperations()
             blocker.release()
@@ -125,10 +125,10 @@ struct DocumentQueueCancellationTests {
 
             // The failure was announced although cancelAllOperations ran meanwhile; so is the
             // recovery.
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(await stream.next(2) == [.savingError, .normal])
             #expect(text(at: url) == "edited")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 }

@@ -38,7 +38,7 @@ final class StateRecorder: @unchecked Sendable {
 /// open's `.normal`.
 func openRecordingStates(_ document: CloudDocument) async throws -> StateRecorder {
     let recorder = StateRecorder(document)
-    try await document.open()
+    try await document.openThrowing()
     return recorder
 }
 
@@ -127,7 +127,7 @@ func withOpenNote<Result>(
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
     try await withNote(named: name, containing: contents) { folder, url, document in
-        try await document.open()
+        try await document.openThrowing()
         return try await body(folder, url, document)
     }
 }

@@ -20,9 +20,9 @@ func withReopened<Document: CloudDocument>(
     _ make: (URL) -> Document, at url: URL, _ body: (Document) throws -> Void
 ) async throws {
     let document = make(url)
-    try await document.open()
+    try await document.openThrowing()
     try body(document)
-    try await document.close()
+    try await document.closeThrowing()
 }
 
 /// Why opening a document was refused with couldNotLoad wrapping contentsInvalid.
@@ -39,7 +39,7 @@ struct ContentsRefusal {
 func expectContentsInvalid(opening document: CloudDocument, _ comment: Comment? = nil,
                            sourceLocation: SourceLocation = #_sourceLocation) async -> ContentsRefusal? {
     let error = await #expect(throws: DocumentError.self, comment, sourceLocation: sourceLocation) {
-        try await document.open()
+        try await document.openThrowing()
     }
     guard let error else { return nil }
     guard case .couldNotLoad(let file, let underlying) = error,
