@@ -104,13 +104,17 @@ struct DocumentChangeTrackingTests {
             let gate = document.holdSaves()
             // The completion-handler forms queue their operation before returning, so the call
             // order below is the queue order.
-            document.save(to: url, for: .forOverwriting) { sink.yield("save 1 \($0)") }
+            await MainActor.run {
+                document.save(to: url, for: .forOverwriting) { sink.yield("save 1 \($0)") }
+            }
             try await gate.waitUntilEntered()
             document.stopHoldingSaves()
             document.edit("v3")
-            document.save(to: url, for: .forOverwriting) { sink.yield("save 2 \($0)") }
-            document.autosave { sink.yield("autosave \($0)") }
-            document.close { sink.yield("close \($0)") }
+            await MainActor.run {
+                document.save(to: url, for: .forOverwriting) { sink.yield("save 2 \($0)") }
+                document.autosave { sink.yield("autosave \($0)") }
+                document.close { sink.yield("close \($0)") }
+            }
             #expect(document.calls("contents") == 1, "nothing else ran while save 1 was in flight")
             gate.release.signal()
             var order: [String] = []

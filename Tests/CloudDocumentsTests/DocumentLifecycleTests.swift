@@ -7,6 +7,7 @@ import Testing
 @Suite("CloudDocument: open, save, close, revert, states", .timeLimit(.minutes(1)))
 struct DocumentLifecycleTests {
     @Test("a new document is closed, with identity derived from its URL and nothing loaded")
+    @MainActor
     func newDocument() throws {
         let url = URL(fileURLWithPath: "/tmp/folder/My Notes.txt")
         let document = NoteDocument(fileURL: url)
@@ -49,8 +50,8 @@ struct DocumentLifecycleTests {
             #expect(!isRegistered(document))
             #expect(recorder.recorded == [.normal, .closed])
             #expect(await stream.next(2) == [.normal, .closed])
-            #expect(recorder.postedOnDocumentQueue)
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
+            #expect(recorder.postedOnMainThread)
+            #expect(document.hooksOnMainActor.withLock { $0 })
             #expect(document.hookCalls.withLock { $0 } == ["load", "contents"])
         }
     }
@@ -158,7 +159,7 @@ struct DocumentLifecycleTests {
             #expect(document.documentState == .normal)
             #expect(recorder.recorded == [.editingDisabled, .normal])
             #expect(document.hookCalls.withLock { $0 } == ["load", "disable", "load", "enable"])
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
+            #expect(document.hooksOnMainActor.withLock { $0 })
             try await document.closeThrowing()
         }
     }
@@ -283,29 +284,28 @@ struct DocumentLifecycleTests {
 
     // MARK: Completion handlers
 
-    @Test("completion-handler forms report success on the given queue, or on the document's callback queue")
+    @Test("completion-handler forms report success on the main actor; nil handlers are allowed")
+    @MainActor
     func completionHandlers() async throws {
         try await withNote(containing: "x") { _, url, document in
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 1
             let opened = await withCheckedContinuation { continuation in
-                document.open(queue: queue) { ok in
-                    continuation.resume(returning: (ok, OperationQueue.current === queue))
+                document.open { ok in
+                    MainActor.assertIsolated()
+                    continuation.resume(returning: (ok, Thread.isMainThread))
                 }
             }
             #expect(opened.0)
-            #expect(opened.1, "on the queue given")
+            #expect(opened.1, "on the main thread")
 
             document.edit("y")
             SafeSave.injectFailure(at: .fsync, errno: EIO, forTarget: url)
             let saved = await withCheckedContinuation { continuation in
                 document.save(to: url, for: .forOverwriting) { ok in
-                    let current = OperationQueue.current
-                    continuation.resume(returning: (ok, current != nil && current !== document.presentedItemOperationQueue))
+                    continuation.resume(returning: (ok, Thread.isMainThread))
                 }
             }
             #expect(saved.0 == false)
-            #expect(saved.1, "on the document's callback queue")
+            #expect(saved.1, "on the main thread")
             #expect(document.lastError is DocumentError)
             #expect(document.documentState == .savingError)
 
@@ -322,11 +322,12 @@ struct DocumentLifecycleTests {
             #expect(reverted)
             #expect(document.text == "z")
 
-            let closed = await withCheckedContinuation { continuation in
-                document.close { continuation.resume(returning: $0) }
-            }
-            #expect(closed)
+            // A nil handler: fire and forget. The async form queued after it waits for it.
+            document.edit("w")
+            document.close(completionHandler: nil)
+            #expect(await document.close(), "closing a closed document succeeds")
             #expect(document.documentState == .closed)
+            #expect(text(at: url) == "w", "the nil-handler close saved first")
         }
     }
 }

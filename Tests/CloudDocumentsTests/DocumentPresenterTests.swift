@@ -20,7 +20,7 @@ struct DocumentPresenterTests {
             #expect(document.calls("load") == 2)
             #expect(document.calls("disable") == 1)
             #expect(document.calls("enable") == 1)
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
+            #expect(document.hooksOnMainActor.withLock { $0 })
             try await document.closeThrowing()
         }
     }

@@ -2,25 +2,24 @@ import Foundation
 import Testing
 @testable import CloudDocuments
 
-/// Records every `stateChangedNotification` of one document, and the queue it arrived on.
+/// Records every `stateChangedNotification` of one document, and whether it arrived on the main thread.
 final class StateRecorder: @unchecked Sendable {
     // @unchecked: `token` is written once in init and read in deinit; the log is Sendable.
     private final class Log: Sendable {
         let states = Locked<[DocumentState]>([])
-        let allOnDocumentQueue = Locked(true)
+        let allOnMainThread = Locked(true)
     }
     private let log = Log()
     private var token: (any NSObjectProtocol)?
 
     init(_ document: CloudDocument) {
-        let queue = document.presentedItemOperationQueue
         let log = self.log
         token = NotificationCenter.default.addObserver(
             forName: CloudDocument.stateChangedNotification, object: document, queue: nil
         ) { note in
             let state = note.userInfo?[CloudDocument.stateUserInfoKey] as? DocumentState
-            let onQueue = OperationQueue.current === queue
-            log.allOnDocumentQueue.withLock { $0 = $0 && onQueue }
+            let onQueue = Thread.isMainThread
+            log.allOnMainThread.withLock { $0 = $0 && onQueue }
             log.states.withLock { $0.append(state ?? DocumentState(rawValue: 1 << 30)) }
         }
     }
@@ -30,7 +29,7 @@ final class StateRecorder: @unchecked Sendable {
     }
 
     var recorded: [DocumentState] { log.states.withLock { $0 } }
-    var postedOnDocumentQueue: Bool { log.allOnDocumentQueue.withLock { $0 } }
+    var postedOnMainThread: Bool { log.allOnMainThread.withLock { $0 } }
     func reset() { log.states.withLock { $0.removeAll() } }
 }
 
@@ -102,7 +101,9 @@ func isRegistered(_ document: CloudDocument) -> Bool {
 }
 
 /// A fresh temporary folder for async tests, removed afterwards.
-func withDocumentFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+/// Runs in the caller's isolation (the main actor for `@MainActor` tests).
+func withDocumentFolder<Result>(isolation: isolated (any Actor)? = #isolation,
+                                _ body: (URL) async throws -> Result) async throws -> Result {
     let url = try makeTemporaryFolder(prefix: "clouddocs-doc")
     defer { POSIX.removeTree(url.path) }
     return try await body(url)
@@ -111,10 +112,10 @@ func withDocumentFolder<Result>(_ body: (URL) async throws -> Result) async thro
 /// A fresh temporary folder holding the file `name` with `contents` (no file when nil), and a
 /// NoteDocument for that file, still closed. `body` gets the folder, the file and the document.
 func withNote<Result>(
-    named name: String = "note.txt", containing contents: String?,
+    named name: String = "note.txt", containing contents: String?, isolation: isolated (any Actor)? = #isolation,
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
-    try await withDocumentFolder { folder in
+    try await withDocumentFolder(isolation: isolation) { folder in
         let url = folder.appendingPathComponent(name)
         if let contents { try put(contents, at: url) }
         return try await body(folder, url, NoteDocument(fileURL: url))
@@ -123,10 +124,10 @@ func withNote<Result>(
 
 /// The same with the document opened before `body` runs.
 func withOpenNote<Result>(
-    named name: String = "note.txt", containing contents: String,
+    named name: String = "note.txt", containing contents: String, isolation: isolated (any Actor)? = #isolation,
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
-    try await withNote(named: name, containing: contents) { folder, url, document in
+    try await withNote(named: name, containing: contents, isolation: isolation) { folder, url, document in
         try await document.openThrowing()
         return try await body(folder, url, document)
     }

@@ -40,6 +40,7 @@ private enum ImageFixtures {
 }
 
 /// Closes `document`, then checks that a fresh document on its file shows `expected`.
+@MainActor
 private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: RGBAImage,
                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
     try await document.closeThrowing()
@@ -49,6 +50,7 @@ private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: 
 }
 
 @Suite("ImageDocument: PNG, PPM and PGM documents", .timeLimit(.minutes(1)))
+@MainActor
 struct ImageDocumentTests {
     @Test("opens a PNG written by another encoder (libpng) with the reference pixels")
     func opensForeignPNG() async throws {

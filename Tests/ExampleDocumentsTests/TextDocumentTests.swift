@@ -12,6 +12,7 @@ private func openTextFile(_ name: String, holding bytes: Data, in folder: URL) a
 }
 
 @Suite("TextDocument: UTF-8 text, line endings, BOM, undo", .timeLimit(.minutes(1)))
+@MainActor
 struct TextDocumentTests {
     @Test("a new document saved for creating writes UTF-8; opening it again reads the same text")
     func roundTrip() async throws {
