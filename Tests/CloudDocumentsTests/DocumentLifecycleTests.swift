@@ -291,7 +291,7 @@ struct DocumentLifecycleTests {
             let opened = await withCheckedContinuation { continuation in
                 document.open { ok in
                     MainActor.assertIsolated()
-                    continuation.resume(returning: (ok, Thread.isMainThread))
+                    continuation.resume(returning: (ok, MainQueue.isCurrent))
                 }
             }
             #expect(opened.0)
@@ -301,7 +301,7 @@ struct DocumentLifecycleTests {
             SafeSave.injectFailure(at: .fsync, errno: EIO, forTarget: url)
             let saved = await withCheckedContinuation { continuation in
                 document.save(to: url, for: .forOverwriting) { ok in
-                    continuation.resume(returning: (ok, Thread.isMainThread))
+                    continuation.resume(returning: (ok, MainQueue.isCurrent))
                 }
             }
             #expect(saved.0 == false)

@@ -18,7 +18,7 @@ final class StateRecorder: @unchecked Sendable {
             forName: CloudDocument.stateChangedNotification, object: document, queue: nil
         ) { note in
             let state = note.userInfo?[CloudDocument.stateUserInfoKey] as? DocumentState
-            let onQueue = Thread.isMainThread
+            let onQueue = MainQueue.isCurrent
             log.allOnMainThread.withLock { $0 = $0 && onQueue }
             log.states.withLock { $0.append(state ?? DocumentState(rawValue: 1 << 30)) }
         }

@@ -55,7 +55,7 @@ final class NoteDocument: CloudDocument {
     private func record(_ call: String) {
         MainActor.assertIsolated()
         dispatchPrecondition(condition: .onQueue(.main))
-        let onMain = Thread.isMainThread
+        let onMain = MainQueue.isCurrent
         hooksOnMainActor.withLock { $0 = $0 && onMain }
         hookCalls.withLock { $0.append(call) }
     }

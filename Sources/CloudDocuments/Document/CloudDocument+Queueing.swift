@@ -13,6 +13,20 @@ final class HopBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
+/// Tells whether the caller runs on the main queue (the main actor's executor on Linux). Not
+/// `Thread.isMainThread`: after `dispatch_main()` (what an async `main` ends in on Linux) the main
+/// queue is drained by a pool thread.
+enum MainQueue {
+    /// Set on the main queue once, when first used.
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+}
+
 /// A weak reference that can be captured by `@Sendable` closures.
 struct WeakDocument: @unchecked Sendable {
     // @unchecked: the referent is Sendable; a weak reference is read atomically by the runtime.
@@ -86,7 +100,7 @@ extension CloudDocument {
                     outcome.value = Swift.Result { () throws(E) -> T in try body() }
                 }
             }
-            if Thread.isMainThread { run() } else { DispatchQueue.main.sync(execute: run) }
+            if MainQueue.isCurrent { run() } else { DispatchQueue.main.sync(execute: run) }
         }
         // `run` ran synchronously, exactly once, above: `outcome` is always set here.
         guard let outcome = outcome.value else { preconditionFailure("DispatchQueue.main.sync returned without running its block") }
