@@ -19,7 +19,7 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     let document = BlobDocument(fileURL: url)
     try await document.openThrowing()
     let peak = Memory.value("VmHWM")
-    let held = document.blob.withLock { $0.count }
+    let held = document.blob.count
     try await document.closeThrowing()
     print("\(before) \(peak) \(held)")
     exit(0)
@@ -42,7 +42,7 @@ for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16
     let documentURL = folder.appendingPathComponent("doc-\(size).bin")
     RawSafeSave.save(bytes, to: rawURL.path)
     let document = BlobDocument(fileURL: documentURL)
-    document.blob.withLock { $0 = Data(bytes) }
+    document.blob = Data(bytes)
     try await document.saveThrowing(to: documentURL, for: .forCreating)
     let plainURL = folder.appendingPathComponent("plain-\(size).bin")
     let data = Data(bytes)
