@@ -2,13 +2,14 @@ import FileCoordination
 import Foundation
 
 // The plumbing of the document's threading model (see "Threading" on `CloudDocument`):
-// mutating the storage and announcing state changes in order, hopping onto the document queue,
-// running lifecycle operations one after another, the editing-disabled count, the autosave timer.
+// mutating the storage and announcing state changes in order on the main actor, hopping onto the
+// main actor from the file-access queue, running lifecycle operations one after another, the
+// editing-disabled count, the autosave timer.
 
 /// Moves a value across a synchronous hop whose two sides never run at the same time.
 final class HopBox<Value>: @unchecked Sendable {
-    // @unchecked: written on one side of `addOperations(_:waitUntilFinished: true)` and read on
-    // the other after the wait, which orders the accesses.
+    // @unchecked: written on one side of a synchronous hop (`DispatchQueue.main.sync`, a
+    // coordinated accessor) and read on the other after it returns, which orders the accesses.
     var value: Value
     init(_ value: Value) { self.value = value }
 }
