@@ -2,7 +2,9 @@ import Foundation
 
 // UIDocument's overridable reading and writing steps, its change-count tokens and its
 // file-access queue. The steps run off the main actor (on the document's serial file-access
-// queue, inside the coordinated access); the hooks they lead to run on the main actor.
+// queue, inside the coordinated access); the hooks they lead to run on the main actor. The `open`
+// steps are declared, with their documentation, in the class body (CloudDocument.swift); their
+// default implementations are here.
 
 /// A version of a document's contents, from ``CloudDocument/changeCountToken(for:)``.
 public struct DocumentChangeToken: Sendable, Hashable {
@@ -52,10 +54,6 @@ extension CloudDocument {
     }
 
     // MARK: Writing
-
-    func defaultFileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws -> [FileAttributeKey: any Sendable] {
-        [:]
-    }
 
     nonisolated func defaultWriteContents(_ contents: DocumentContents, andAttributes attributes: [FileAttributeKey: any Sendable]?,
                                           safelyTo url: URL, for saveOperation: SaveOperation) throws {

@@ -10,6 +10,9 @@ import Foundation
 // should call `super` (the document relies on it to follow moves, reload, save for readers and
 // close on deletion). To touch your model from an override, hop:
 // `Task { @MainActor in … }`.
+//
+// The `open` declarations, with their documentation, are in the class body (CloudDocument.swift):
+// Swift cannot override methods declared in extensions. These are their default implementations.
 
 extension CloudDocument {
     nonisolated func defaultRelinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
@@ -73,9 +76,5 @@ extension CloudDocument {
                 try? performRevert(to: fileURL, presenterSession: session)
             }
         }
-    }
-
-    nonisolated func defaultAccommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        completionHandler(nil)
     }
 }

@@ -352,9 +352,8 @@ open class CloudDocument: FilePresenter {
     ///
     /// - Throws: to fail the save.
     open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws -> [FileAttributeKey: any Sendable] {
-        return try defaultFileAttributesToWrite(to: url, for: saveOperation)
+        [:]
     }
-
 
     /// Writes a snapshot to `url` safely: a failure or a crash midway leaves the original as it
     /// was. Called by every save off the main actor, on the document's file-access queue (or, for
