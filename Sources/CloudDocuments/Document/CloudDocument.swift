@@ -429,7 +429,7 @@ open class CloudDocument: FilePresenter {
     /// (Packages) An item inside the document's folder is about to be deleted. The default
     /// accepts at once.
     nonisolated open func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        defaultAccommodatePresentedSubitemDeletion(at: url, completionHandler: completionHandler)
+        completionHandler(nil)
     }
     /// (Packages) An item appeared inside the document's folder. The default does nothing.
     nonisolated open func presentedSubitemDidAppear(at url: URL) {}
