@@ -30,7 +30,7 @@ extension CloudDocument {
     ///
     /// - Throws: ``DocumentError/couldNotLoad(_:underlying:)`` wrapping what `load` throws.
     nonisolated public final func loadOnMainActor(_ contents: DocumentContents, ofType typeName: String?) throws {
-        let url = storage.withLock { $0.readRequest?.documentURL ?? $0.fileURL }
+        let url = storage.withLock { $0.readRequest?.readURL ?? $0.fileURL }
         try load(contents, identity: DiskIdentity.of(url), ofType: typeName)
     }
 

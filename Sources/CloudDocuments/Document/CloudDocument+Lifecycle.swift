@@ -85,6 +85,7 @@ extension CloudDocument {
     /// Calls ``read(from:)`` with `request` installed (so its default, or an override's call of
     /// ``loadOnMainActor(_:ofType:)``, applies it); fails when no load happened.
     nonisolated func read(_ url: URL, with request: ReadRequest) throws {
+        request.readURL = url
         storage.withLock { $0.readRequest = request }
         defer { storage.withLock { $0.readRequest = nil } }
         try read(from: url)
@@ -369,11 +370,13 @@ struct ProgressReference: @unchecked Sendable {
 /// same session, no unsaved changes), and the storage update made in the same main-actor turn
 /// right after it.
 final class ReadRequest: @unchecked Sendable {
-    // @unchecked: `check` and `onLoaded` are set on the lifecycle thread before `read(from:)` is
+    // @unchecked: `readURL`, `check` and `onLoaded` are set on the lifecycle thread before `read(from:)` is
     // called and only read by it (or by the main-actor hop it waits for); the boxes follow
     // HopBox's rule.
     let documentURL: URL
     let type: String?
+    /// The URL actually read (the coordinator's, which may differ from `documentURL` after a move).
+    var readURL: URL?
     /// Returns `false` to skip the load (a reload made pointless meanwhile); throws to fail.
     var check: @MainActor @Sendable () throws -> Bool = { true }
     var onLoaded: @MainActor @Sendable (DiskIdentity?) -> Void = { _ in }
