@@ -76,12 +76,16 @@ func onBackgroundThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
-/// Waits until the document queue has run everything queued on it so far (presenter messages
-/// included).
+/// Waits until the presenter queue has run everything queued on it so far, and the main-actor
+/// work those messages queued has run and been announced.
 func drainDocumentQueue(_ document: CloudDocument) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         document.presentedItemOperationQueue.addOperation { continuation.resume() }
     }
+    // Presenter messages hop to the main actor (main queue, FIFO): the first pass runs after the
+    // work they queued there; the second after the announcements that work queued in turn.
+    await MainActor.run {}
+    await MainActor.run {}
 }
 
 /// The file's bytes, or nil.
