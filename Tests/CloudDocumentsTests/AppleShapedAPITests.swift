@@ -194,4 +194,37 @@ struct AppleShapedAPITests {
             try await note.closeThrowing()
         }
     }
+
+    @Test("overrides of presentedItemDidMove(to:) and accommodatePresentedItemDeletion that call super: the document follows and closes")
+    func moveAndDeletionOverridesCallSuper() async throws {
+        try await withDocumentFolder { folder in
+            let source = folder.appendingPathComponent("before.txt")
+            let destination = folder.appendingPathComponent("after.txt")
+            try put("moving", at: source)
+            let note = PlainNote(fileURL: source)
+            try await note.openThrowing()
+            try await onBackgroundThread {
+                let coordinator = Coordinator()
+                try coordinator.coordinate(writingItemAt: source, options: .forMoving,
+                                           writingItemAt: destination, options: .forReplacing) { from, to in
+                    try FileManager.default.moveItem(at: from, to: to)
+                    coordinator.item(at: from, didMoveTo: to)
+                }
+            }
+            await drainDocumentQueue(note)
+            #expect(note.presenterCalls.withLock { $0.contains("didMove") })
+            #expect(note.fileURL == destination)
+
+            var stream = StateStream(note)
+            try await onBackgroundThread {
+                try Coordinator().coordinate(writingItemAt: destination, options: .forDeleting) { url in
+                    try FileManager.default.removeItem(at: url)
+                }
+            }
+            #expect(await stream.next(2) == [.editingDisabled, .closed])
+            #expect(note.presenterCalls.withLock { $0.contains("deletion") })
+            #expect(note.documentState == .closed)
+            #expect(!isRegistered(note))
+        }
+    }
 }

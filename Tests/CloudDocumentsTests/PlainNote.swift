@@ -52,9 +52,23 @@ final class PlainNote: CloudDocument {
         super.userInteractionNoLongerPermitted(forError: error)
     }
 
+    /// The presenter overrides' calls, in order (they run on the presenter queue, hence the lock).
+    let presenterCalls = Locked<[String]>([])
+
     override func presentedItemDidChange() {
         changeMessages.withLock { $0 += 1 }
+        presenterCalls.withLock { $0.append("didChange") }
         super.presentedItemDidChange()
+    }
+
+    override func presentedItemDidMove(to newURL: URL) {
+        presenterCalls.withLock { $0.append("didMove") }
+        super.presentedItemDidMove(to: newURL)
+    }
+
+    override func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        presenterCalls.withLock { $0.append("deletion") }
+        super.accommodatePresentedItemDeletion(completionHandler: completionHandler)
     }
 }
 
