@@ -12,46 +12,40 @@ import Foundation
 ///   Another extension fails the save with ``DocumentError/unsupportedFileType(_:)``.
 /// - Setting ``image`` registers an undo action restoring the previous image.
 ///
-/// ## Threading
-/// The image lives behind a lock: edit it from any thread (one editor at a time), while the
-/// document encodes a snapshot on its queue when saving.
-public final class ImageDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, behind `Locked` (a pthread mutex). Code outside
-    // this package would use its own lock (`Synchronization.Mutex`, or `NSLock` for TSan runs).
-
-    private let model: Locked<RGBAImage>
+/// ## Isolation
+/// Like every ``CloudDocument``, an image document is `@MainActor`: ``image`` is a plain stored
+/// property, edited on the main actor, where the document also encodes it for saving and decodes
+/// what it opens; the bytes are read and written off the main actor. No lock.
+public final class ImageDocument: CloudDocument {
+    private var storedImage: RGBAImage
 
     /// Creates a closed image document for `fileURL` holding `image` (by default a 1 × 1
     /// transparent pixel) until it is opened. To make a new file, pass the image and save with
     /// ``SaveOperation/forCreating``.
-    public init(fileURL: URL, image: RGBAImage? = nil) {
-        model = Locked(image ?? Self.placeholder)
+    public nonisolated init(fileURL: URL, image: RGBAImage? = nil) {
+        storedImage = image ?? Self.placeholder
         super.init(fileURL: fileURL)
     }
 
     /// Same as `init(fileURL:image:)` with no image.
-    public convenience override init(fileURL: URL) {
+    public nonisolated convenience override init(fileURL: URL) {
         self.init(fileURL: fileURL, image: nil)
     }
 
     /// A 1 × 1 transparent pixel (its four bytes match its size, so no check is needed).
-    private static let placeholder = RGBAImage(uncheckedWidth: 1, height: 1, pixels: [0, 0, 0, 0])
+    nonisolated private static let placeholder = RGBAImage(uncheckedWidth: 1, height: 1, pixels: [0, 0, 0, 0])
 
     /// The image. Setting a different one registers an undo action restoring the old one.
     public var image: RGBAImage {
-        get { model.withLock { $0 } }
+        get { storedImage }
         set { setImage(newValue, actionName: nil) }
     }
 
     /// Replaces the image with `newImage` as one undoable change named `actionName`.
     public func setImage(_ newImage: RGBAImage, actionName: String?) {
-        let previous: RGBAImage? = model.withLock { image in
-            guard image != newImage else { return nil }
-            let previous = image
-            image = newImage
-            return previous
-        }
-        guard let previous else { return }
+        guard storedImage != newImage else { return }
+        let previous = storedImage
+        storedImage = newImage
         let manager = undoManager
         manager.registerUndo(withTarget: self) { document in
             document.setImage(previous, actionName: nil)
@@ -66,7 +60,7 @@ public final class ImageDocument: CloudDocument, @unchecked Sendable {
 
     /// The image format for a type identifier (`public.png`, `org.netpbm.ppm`, `org.netpbm.pnm`,
     /// `org.netpbm.pgm`), or `nil`.
-    public static func format(forType typeName: String) -> ImageFormat? {
+    public nonisolated static func format(forType typeName: String) -> ImageFormat? {
         TypeIdentifiers.preferredExtension(forType: typeName).flatMap { ImageFormat(fileExtension: $0) }
     }
 
@@ -81,9 +75,8 @@ public final class ImageDocument: CloudDocument, @unchecked Sendable {
         guard let format = Self.format(forType: typeName) else {
             throw DocumentError.unsupportedFileType(typeName)
         }
-        let image = model.withLock { $0 }
         do {
-            return .data(try ImageCodec.encode(image, as: format))
+            return .data(try ImageCodec.encode(storedImage, as: format))
         } catch {
             throw DocumentError.contentsInvalid("the image could not be encoded as \(format.rawValue.uppercased()): \(Self.message(error))")
         }
@@ -103,10 +96,10 @@ public final class ImageDocument: CloudDocument, @unchecked Sendable {
         } catch {
             throw DocumentError.contentsInvalid("“\(fileURL.lastPathComponent)” is not a readable image: \(Self.message(error))")
         }
-        model.withLock { $0 = decoded }
+        storedImage = decoded
     }
 
-    private static func message(_ error: any Error) -> String {
+    nonisolated private static func message(_ error: any Error) -> String {
         var text = (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
         // DocumentError.contentsInvalid adds its own final period.
         while text.hasSuffix(".") { text.removeLast() }

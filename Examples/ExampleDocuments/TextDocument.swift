@@ -12,39 +12,31 @@ import Foundation
 /// - Setting ``text`` (and ``append(_:)``, ``replace(_:with:)``) registers an undo action with the
 ///   document's ``CloudDocument/undoManager``, so undo and redo work and drive the change count.
 ///
-/// ## Threading
-/// The text lives behind a lock: edit it from any thread (one editor at a time, like the undo
-/// manager), while the document snapshots it on its queue for saving. The undo actions run on the
-/// thread that calls `undo()`/`redo()`.
-public final class TextDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `model`, behind `Locked` (a pthread mutex). Code outside
-    // this package would use its own lock (`Synchronization.Mutex`, or `NSLock` for TSan runs).
+/// ## Isolation
+/// Like every ``CloudDocument``, a text document is `@MainActor`: its text is a plain stored
+/// property, edited on the main actor, where the document also snapshots it for saving and loads
+/// it; the bytes are read and written off the main actor. The compiler checks all of it — no lock.
+public final class TextDocument: CloudDocument {
+    private var storedText = ""
 
-    private struct Model {
-        var text = ""
-        var hasByteOrderMark = false
-    }
+    /// Whether the file started with a UTF-8 byte-order mark (`EF BB BF`). It is written back on
+    /// save. New documents have none.
+    public private(set) var hasByteOrderMark = false
 
-    private let model = Locked(Model())
-
-    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    nonisolated private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a closed text document for `fileURL`, with empty text until it is opened. To make
     /// a new file, set ``text`` and save with ``SaveOperation/forCreating``.
-    public override init(fileURL: URL) {
+    public nonisolated override init(fileURL: URL) {
         super.init(fileURL: fileURL)
     }
 
     /// The text. Setting a different value registers an undo action (named "Typing" unless the
     /// caller names it) that restores the old one.
     public var text: String {
-        get { model.withLock { $0.text } }
+        get { storedText }
         set { modify(actionName: nil) { _ in newValue } }
     }
-
-    /// Whether the file started with a UTF-8 byte-order mark (`EF BB BF`). It is written back on
-    /// save. New documents have none.
-    public var hasByteOrderMark: Bool { model.withLock { $0.hasByteOrderMark } }
 
     /// Appends `string` to the text, as one undoable change named "Append".
     public func append(_ string: String) {
@@ -67,16 +59,12 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
         return count
     }
 
-    /// Applies `transform` to the text atomically (`nil` or the same text: no change) and
-    /// registers the undo action restoring the previous text.
+    /// Applies `transform` to the text (`nil` or the same text: no change) and registers the
+    /// undo action restoring the previous text.
     private func modify(actionName: String?, _ transform: (String) -> String?) {
-        let previous: String? = model.withLock { model in
-            guard let new = transform(model.text), new != model.text else { return nil }
-            let previous = model.text
-            model.text = new
-            return previous
-        }
-        guard let previous else { return }
+        guard let new = transform(storedText), new != storedText else { return }
+        let previous = storedText
+        storedText = new
         let manager = undoManager
         manager.registerUndo(withTarget: self) { document in
             document.modify(actionName: nil) { _ in previous }
@@ -93,10 +81,9 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
 
     /// The text as UTF-8, preceded by the byte-order mark if the file had one.
     public override func contents(forType typeName: String) throws -> DocumentContents {
-        let (text, mark) = model.withLock { ($0.text, $0.hasByteOrderMark) }
-        var data = Data(capacity: text.utf8.count + 3)
-        if mark { data.append(contentsOf: Self.byteOrderMark) }
-        data.append(contentsOf: text.utf8)
+        var data = Data(capacity: storedText.utf8.count + 3)
+        if hasByteOrderMark { data.append(contentsOf: Self.byteOrderMark) }
+        data.append(contentsOf: storedText.utf8)
         return .data(data)
     }
 
@@ -109,16 +96,14 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
             throw DocumentError.contentsInvalid("“\(fileURL.lastPathComponent)” is a folder, not a text file")
         }
         let (text, mark) = try Self.decode(data, name: fileURL.lastPathComponent)
-        model.withLock { model in
-            model.text = text
-            model.hasByteOrderMark = mark
-        }
+        storedText = text
+        hasByteOrderMark = mark
     }
 
     // MARK: Text helpers
 
     /// Decodes UTF-8 `data`, with or without a byte-order mark. Never crashes on bad input.
-    static func decode(_ data: Data, name: String) throws -> (String, Bool) {
+    nonisolated static func decode(_ data: Data, name: String) throws -> (String, Bool) {
         let mark = data.starts(with: byteOrderMark)
         let body = mark ? data.dropFirst(byteOrderMark.count) : data[...]
         if let text = String(validating: body, as: UTF8.self) {
@@ -133,7 +118,7 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
     }
 
     /// The offset of the first byte that is not part of a valid UTF-8 sequence.
-    private static func firstInvalidUTF8Offset(_ bytes: Data.SubSequence) -> Int {
+    nonisolated private static func firstInvalidUTF8Offset(_ bytes: Data.SubSequence) -> Int {
         var offset = 0
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
@@ -152,7 +137,7 @@ public final class TextDocument: CloudDocument, @unchecked Sendable {
     }
 
     /// `text` with every non-overlapping occurrence of `target` replaced, and the count.
-    static func replacing(_ target: String, with replacement: String, in text: String) -> (String, Int) {
+    nonisolated static func replacing(_ target: String, with replacement: String, in text: String) -> (String, Int) {
         let needle = Array(target.utf8)
         guard !needle.isEmpty else { return (text, 0) }
         let haystack = Array(text.utf8)

@@ -2,6 +2,7 @@ import ExampleDocuments
 import Foundation
 
 /// The first program: owns a text and an image document, and shows what happens to them.
+@MainActor
 enum Demo {
     static func run() async -> Int32 {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory())
@@ -27,19 +28,19 @@ enum Demo {
         let observer = observeStates(of: notes)
         defer { NotificationCenter.default.removeObserver(observer) }
         notes.text = "Shopping list\n- bread\n"
-        try await notes.save(to: notesURL, for: .forCreating)
+        try await notes.saveThrowing(to: notesURL, for: .forCreating)
         Narration.event("notes.txt saved (.forCreating): \(Narration.quoted(notes.text))")
 
         let pictureURL = folder.appendingPathComponent("picture.png")
         let picture = ImageDocument(fileURL: pictureURL)
         picture.image = RGBAImage.gradient(width: 48, height: 16)
-        try await picture.save(to: pictureURL, for: .forCreating)
+        try await picture.saveThrowing(to: pictureURL, for: .forCreating)
         let size = (try? FileManager.default.attributesOfItem(atPath: pictureURL.path)[.size] as? Int) ?? 0
         Narration.event("picture.png saved: \(picture.image.width)×\(picture.image.height) PNG, \(size) bytes")
         for line in TerminalRenderer(maxColumns: 48).lines(for: picture.image) {
             Narration.say("              " + line)
         }
-        try await picture.close()
+        try await picture.closeThrowing()
 
         // 2. Another process edits notes.txt while this one has it open.
         Narration.step(2, "A second process edits notes.txt while this process has it open")
@@ -67,7 +68,7 @@ enum Demo {
         try FileManager.default.moveItem(at: folder, to: away)
         Narration.event("the folder was moved away behind the document's back (as a sync tool might)")
         do {
-            try await notes.save(to: notesURL, for: .forOverwriting)
+            try await notes.saveThrowing(to: notesURL, for: .forOverwriting)
             Narration.event("unexpected: the save succeeded")
         } catch {
             Narration.event("save failed: \((error as? LocalizedError)?.failureReason ?? error.localizedDescription)")
@@ -75,14 +76,14 @@ enum Demo {
         }
         try FileManager.default.moveItem(at: away, to: folder)
         Narration.event("the folder is back")
-        try await notes.save(to: notesURL, for: .forOverwriting)
+        try await notes.saveThrowing(to: notesURL, for: .forOverwriting)
         Narration.event("saved again: state \(notes.documentState), unsaved changes: \(notes.hasUnsavedChanges)")
         let onDisk = try String(contentsOf: notesURL, encoding: .utf8)
         Narration.event("on disk: \(Narration.quoted(onDisk))")
 
         // 5. Closing.
         Narration.step(5, "Closing")
-        try await notes.close()
+        try await notes.closeThrowing()
         Narration.event("notes.txt closed")
     }
 
@@ -96,11 +97,11 @@ enum Demo {
 
     /// Reads `states` until `condition` holds after a change, or `seconds` pass.
     private static func waitUntil(
-        _ states: AsyncStream<DocumentState>, seconds: Double, _ condition: @escaping @Sendable (DocumentState) -> Bool
+        _ states: AsyncStream<DocumentState>, seconds: Double, _ condition: @escaping @MainActor @Sendable (DocumentState) -> Bool
     ) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await state in states where condition(state) { return true }
+                for await state in states where await condition(state) { return true }
                 return false
             }
             group.addTask {

@@ -3,6 +3,7 @@ import Foundation
 
 /// The other program: opens the same text document (a coordinated read), appends a line and
 /// closes it (a coordinated, durable save). Its lines go to the first process through a pipe.
+@MainActor
 enum SecondProcess {
     static let flag = "--second-process"
 
@@ -10,10 +11,10 @@ enum SecondProcess {
         let url = URL(fileURLWithPath: path)
         let document = TextDocument(fileURL: url)
         do {
-            try await document.open()
+            try await document.openThrowing()
             print("opened \(url.lastPathComponent): \(Narration.quoted(document.text))")
             document.append("Added by the second process (pid \(getpid())).\n")
-            try await document.close()  // saves through the coordinator
+            try await document.closeThrowing()  // saves through the coordinator
             print("appended a line and saved; closed")
             print("DONE")
             return 0

@@ -31,6 +31,7 @@ enum Command: String, CaseIterable {
     /// - Throws: ``UsageError`` for bad arguments; ``DocumentError``, ``ImageCodecError``,
     ///   ``ToolFailure`` or a coordination error when the work fails.
     /// `progress` is told each step; the command finishes it before printing its result.
+    @MainActor
     func run(_ arguments: Arguments, progress: ProgressReporter) async throws {
         switch self {
         case .new: try await Self.new(arguments, progress)
@@ -45,6 +46,7 @@ enum Command: String, CaseIterable {
 
     /// `new <file> [--width W] [--height H] [--pattern gradient|checkerboard]`: creates the file
     /// (it must not exist yet) from a generated image, in the format its extension names.
+    @MainActor
     private static func new(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
@@ -64,8 +66,8 @@ enum Command: String, CaseIterable {
         }
         let document = ImageDocument(fileURL: url, image: image)
         progress.step("encoding and saving \(url.lastPathComponent)")
-        try await document.save(to: url, for: .forCreating)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forCreating)
+        try await document.closeThrowing()
         progress.finish()
         print("Created \(path): \(width) × \(height) \(format.rawValue.uppercased())")
     }
@@ -73,6 +75,7 @@ enum Command: String, CaseIterable {
     // MARK: info
 
     /// `info <file>`: opens the document and describes the file and the image.
+    @MainActor
     private static func info(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let url = fileURL(path)
@@ -84,10 +87,10 @@ enum Command: String, CaseIterable {
         do {
             stats = try SourceHeader.read(url)
         } catch {
-            try? await document.close()
+            try? await document.closeThrowing()
             throw error
         }
-        try await document.close()
+        try await document.closeThrowing()
         progress.finish()
 
         let content = ImageFormat(magicBytes: stats.bytes)
@@ -129,6 +132,7 @@ enum Command: String, CaseIterable {
 
     /// `grayscale|invert <file>`, `rotate <file> <angle>`, `crop <file> <x> <y> <w> <h>`, each with
     /// `[--output out]`: validates the arguments, then hands the transform to ``edit(input:output:transform:)``.
+    @MainActor
     private static func edit(_ command: Command, _ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path: String
         let transform: @Sendable (RGBAImage) throws -> RGBAImage
@@ -176,6 +180,7 @@ enum Command: String, CaseIterable {
     ///
     /// - Throws: ``UsageError`` when the target's extension names no writable format; the
     ///   document's open/save errors; what `transform` throws.
+    @MainActor
     private static func edit(input: URL, output: URL?, name: String, progress: ProgressReporter,
                              transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int, note: String) {
         _ = try writableFormat(of: output ?? input)
@@ -187,8 +192,8 @@ enum Command: String, CaseIterable {
             let edited = try transform(document.image)
             document.image = edited
             progress.step("encoding and saving \((output ?? input).lastPathComponent)")
-            try await document.save(to: output ?? input, for: .forOverwriting)
-            try await document.close()
+            try await document.saveThrowing(to: output ?? input, for: .forOverwriting)
+            try await document.closeThrowing()
             progress.finish()
             return (edited.width, edited.height, note)
         } catch {
@@ -201,6 +206,7 @@ enum Command: String, CaseIterable {
 
     /// `convert <in> <out>`: opens `in` and saves it as `out` (replacing it), in the format
     /// `out`'s extension names.
+    @MainActor
     private static func convert(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let paths = try arguments.positionals("in", "out")
         let input = fileURL(paths[0]), output = fileURL(paths[1])
@@ -213,8 +219,8 @@ enum Command: String, CaseIterable {
             // Every encoder writes 8 bits per channel: say so when the input had more.
             note = (try? SourceHeader.read(input))?.reductionNote ?? ""
             progress.step("encoding and saving \(output.lastPathComponent)")
-            try await document.save(to: output, for: .forOverwriting)
-            try await document.close()
+            try await document.saveThrowing(to: output, for: .forOverwriting)
+            try await document.closeThrowing()
             progress.finish()
         } catch {
             await discardAndClose(document)
@@ -229,6 +235,7 @@ enum Command: String, CaseIterable {
 
     /// `show <file> [--width COLS] [--background checkerboard|black]`: draws the image in the
     /// terminal (see ``TerminalRenderer``).
+    @MainActor
     private static func show(_ arguments: Arguments, _ progress: ProgressReporter) async throws {
         let path = try arguments.positionals("file")[0]
         let columns = try arguments.integerOption("width", in: 1...10_000, default: TerminalRenderer.defaultColumns())
@@ -242,7 +249,7 @@ enum Command: String, CaseIterable {
         let document = ImageDocument(fileURL: fileURL(path))
         try await open(document, progress)
         let image = document.image
-        try await document.close()
+        try await document.closeThrowing()
         progress.step("drawing")
         var text = renderer.lines(for: image).joined(separator: "\n")
         text += "\n"
@@ -256,6 +263,7 @@ enum Command: String, CaseIterable {
     /// image takes). A plain folder is refused before anything is read.
     ///
     /// - Throws: ``ToolFailure`` for a folder; the document's open errors.
+    @MainActor
     private static func open(_ document: ImageDocument, _ progress: ProgressReporter) async throws {
         let url = document.fileURL
         var info = stat()
@@ -266,7 +274,7 @@ enum Command: String, CaseIterable {
             let size = info.st_mode & S_IFMT == S_IFREG ? " (\(shortByteCount(Int(info.st_size))))" : ""
             progress.step("reading and decoding \(url.lastPathComponent)\(size)")
         }
-        try await document.open()
+        try await document.openThrowing()
     }
 
     /// "812 bytes", "12.3 MB".
@@ -297,6 +305,6 @@ enum Command: String, CaseIterable {
     /// so closing does not try to save (to the wrong file) and the first error is the one reported.
     private static func discardAndClose(_ document: ImageDocument) async {
         document.updateChangeCount(.cleared)
-        try? await document.close()
+        try? await document.closeThrowing()
     }
 }

@@ -2,33 +2,34 @@ import ExampleDocuments
 import Foundation
 
 /// What each command does, through `TextDocument`.
+@MainActor
 enum Commands {
     static func new(_ url: URL, text: String) async throws {
         let document = TextDocument(fileURL: url)
         document.text = text
-        try await document.save(to: url, for: .forCreating)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forCreating)
+        try await document.closeThrowing()
         print("Created \(url.lastPathComponent) (\(text.utf8.count) bytes)")
     }
 
     static func show(_ url: URL) async throws {
         let document = try await opened(url)
         let text = document.text
-        try await document.close()
+        try await document.closeThrowing()
         print(text, terminator: text.utf8.last == UInt8(ascii: "\n") || text.isEmpty ? "" : "\n")
     }
 
     static func append(_ url: URL, text: String) async throws {
         let document = try await opened(url)
         document.append(text)
-        try await document.close()  // saves the change
+        try await document.closeThrowing()  // saves the change
         print("Appended \(text.utf8.count) bytes to \(url.lastPathComponent)")
     }
 
     static func replace(_ url: URL, old: String, new: String) async throws {
         let document = try await opened(url)
         let count = document.replace(old, with: new)
-        try await document.close()
+        try await document.closeThrowing()
         print("Replaced \(count) occurrence\(count == 1 ? "" : "s") in \(url.lastPathComponent)")
     }
 
@@ -55,7 +56,7 @@ enum Commands {
         report("redo")
         manager.undo()
         report("undo")
-        try await document.close()  // back at the saved text: nothing to save
+        try await document.closeThrowing()  // back at the saved text: nothing to save
         print("closed without saving (the text is back where it started)")
     }
 
@@ -74,7 +75,7 @@ enum Commands {
             State:         \(document.documentState)
             Modified:      \(modified)
             """)
-        try await document.close()
+        try await document.closeThrowing()
     }
 
     /// Opens the document and prints every state change and every change of its text until
@@ -83,7 +84,7 @@ enum Commands {
         try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         let states = document.stateChanges
-        try await document.open()
+        try await document.openThrowing()
         print("Watching \(url.lastPathComponent) — \(document.text.utf8.count) bytes. Edit it from another process.")
         fflushStandardOutput()
         var last = document.text
@@ -100,14 +101,14 @@ enum Commands {
             fflushStandardOutput()
             if let limit, seen >= limit { break }
         }
-        try await document.close()
+        try await document.closeThrowing()
     }
 
     /// Opens the text document at `url`; a plain folder is refused before anything is read.
     private static func opened(_ url: URL) async throws -> TextDocument {
         try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
-        try await document.open()
+        try await document.openThrowing()
         return document
     }
 
@@ -116,7 +117,7 @@ enum Commands {
     }
 
     /// A one-line message for an error: the library's reason, without advice meant for apps.
-    static func describe(_ error: any Error) -> String {
+    nonisolated static func describe(_ error: any Error) -> String {
         (error as? LocalizedError)?.failureReason ?? error.localizedDescription
     }
 }

@@ -1,18 +1,17 @@
 import CloudDocuments
 import Foundation
-import Synchronization
 
-/// The simplest possible document: its contents are a blob of bytes.
-final class BlobDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: the only added state is `blob`, a Mutex.
-    let blob = Locked(Data())
+/// The simplest possible document, written as a user would: its contents are a blob of bytes in a
+/// plain stored property (main-actor state, like every `CloudDocument` subclass's).
+final class BlobDocument: CloudDocument {
+    var blob = Data()
 
     override func contents(forType typeName: String) throws -> DocumentContents {
-        .data(blob.withLock { $0 })
+        .data(blob)
     }
 
     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-        blob.withLock { $0 = contents.data ?? Data() }
+        blob = contents.data ?? Data()
     }
 }
 

@@ -17,10 +17,10 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     let url = URL(fileURLWithPath: CommandLine.arguments[2])
     let before = Memory.value("VmRSS")
     let document = BlobDocument(fileURL: url)
-    try await document.open()
+    try await document.openThrowing()
     let peak = Memory.value("VmHWM")
-    let held = document.blob.withLock { $0.count }
-    try await document.close()
+    let held = document.blob.count
+    try await document.closeThrowing()
     print("\(before) \(peak) \(held)")
     exit(0)
 }
@@ -42,8 +42,8 @@ for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16
     let documentURL = folder.appendingPathComponent("doc-\(size).bin")
     RawSafeSave.save(bytes, to: rawURL.path)
     let document = BlobDocument(fileURL: documentURL)
-    document.blob.withLock { $0 = Data(bytes) }
-    try await document.save(to: documentURL, for: .forCreating)
+    document.blob = Data(bytes)
+    try await document.saveThrowing(to: documentURL, for: .forCreating)
     let plainURL = folder.appendingPathComponent("plain-\(size).bin")
     let data = Data(bytes)
     var raw: [Double] = [], saved: [Double] = [], plain: [Double] = []
@@ -52,7 +52,7 @@ for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16
         RawSafeSave.save(bytes, to: rawURL.path)
         raw.append(Double(now() - start))
         start = now()
-        try await document.save(to: documentURL, for: .forOverwriting)
+        try await document.saveThrowing(to: documentURL, for: .forOverwriting)
         saved.append(Double(now() - start))
         start = now()
         try Coordinator().coordinate(writingItemAt: plainURL) { url in
@@ -60,7 +60,7 @@ for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16
         }
         plain.append(Double(now() - start))
     }
-    try await document.close()
+    try await document.closeThrowing()
     let rawMedian = median(raw), savedMedian = median(saved)
     func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
     print("| durable save of \(label) | \(ms(rawMedian)) | \(ms(savedMedian)) | \(String(format: "%.2f", savedMedian / rawMedian)) × | ≤ 1.15 × |")

@@ -42,7 +42,7 @@ struct DocumentChangeTrackingTests {
             document.undoManager.redo()
             #expect(document.text == "ab")
             #expect(document.hasUnsavedChanges)
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(!document.hasUnsavedChanges)
             document.undoManager.undo()
             #expect(document.text == "a")
@@ -54,7 +54,7 @@ struct DocumentChangeTrackingTests {
             #expect(document.hasUnsavedChanges)
             document.undoManager.removeAllActions()
             #expect(document.hasUnsavedChanges, "forgetting the undo history saves nothing: still unsaved")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(try String(contentsOf: url, encoding: .utf8) == "a", "close saved the change")
         }
     }
@@ -79,7 +79,7 @@ struct DocumentChangeTrackingTests {
         try await withOpenNote(containing: "v1") { _, url, document in
             document.edit("v2")
             let gate = document.holdSaves()
-            let save = Task { try await document.save(to: url, for: .forOverwriting) }
+            let save = Task { try await document.saveThrowing(to: url, for: .forOverwriting) }
             // The save is now inside contents(forType:), holding the snapshot "v2".
             try await gate.waitUntilEntered()
             document.edit("v3")
@@ -88,9 +88,9 @@ struct DocumentChangeTrackingTests {
             try await save.value
             #expect(text(at: url) == "v2")
             #expect(document.hasUnsavedChanges, "v3 was made after the snapshot")
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             expectSaved(document, at: url, holding: "v3")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -104,13 +104,17 @@ struct DocumentChangeTrackingTests {
             let gate = document.holdSaves()
             // The completion-handler forms queue their operation before returning, so the call
             // order below is the queue order.
-            document.save(to: url, for: .forOverwriting) { sink.yield("save 1 \($0)") }
+            await MainActor.run {
+                document.save(to: url, for: .forOverwriting) { sink.yield("save 1 \($0)") }
+            }
             try await gate.waitUntilEntered()
             document.stopHoldingSaves()
             document.edit("v3")
-            document.save(to: url, for: .forOverwriting) { sink.yield("save 2 \($0)") }
-            document.autosave { sink.yield("autosave \($0)") }
-            document.close { sink.yield("close \($0)") }
+            await MainActor.run {
+                document.save(to: url, for: .forOverwriting) { sink.yield("save 2 \($0)") }
+                document.autosave { sink.yield("autosave \($0)") }
+                document.close { sink.yield("close \($0)") }
+            }
             #expect(document.calls("contents") == 1, "nothing else ran while save 1 was in flight")
             gate.release.signal()
             var order: [String] = []
@@ -128,13 +132,13 @@ struct DocumentChangeTrackingTests {
     @Test("autosave() saves only when there are unsaved changes and says whether it saved")
     func autosaveCall() async throws {
         try await withNote(containing: "v1") { _, url, document in
-            #expect(try await document.autosave() == false, "closed")
-            try await document.open()
-            #expect(try await document.autosave() == false, "clean")
+            #expect(try await document.autosaveThrowing() == false, "closed")
+            try await document.openThrowing()
+            #expect(try await document.autosaveThrowing() == false, "clean")
             document.edit("v2")
-            #expect(try await document.autosave() == true)
+            #expect(try await document.autosaveThrowing() == true)
             expectSaved(document, at: url, holding: "v2")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -143,7 +147,7 @@ struct DocumentChangeTrackingTests {
         try await withNote(containing: "v1") { _, url, document in
             var outcomes = saveOutcomes(document).makeAsyncIterator()
             document.autosaveInterval = .milliseconds(50)
-            try await document.open()
+            try await document.openThrowing()
             document.edit("v2")
             #expect(await outcomes.next() == true)
             expectSaved(document, at: url, holding: "v2")
@@ -161,7 +165,7 @@ struct DocumentChangeTrackingTests {
             #expect(handled.count == 1)
             #expect(handled.first?.1 == false, "autosave does not permit user interaction")
             expectCase("diskFull", of: handled.first?.0)
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -169,12 +173,12 @@ struct DocumentChangeTrackingTests {
     func autosaveStops() async throws {
         try await withNote(containing: "v1") { _, _, document in
             document.autosaveInterval = .milliseconds(20)
-            try await document.open()
+            try await document.openThrowing()
             #expect(document.storage.withLock { $0.autosaveTask != nil })
             document.autosaveInterval = nil
             #expect(document.storage.withLock { $0.autosaveTask == nil })
             document.autosaveInterval = .milliseconds(20)
-            try await document.close()
+            try await document.closeThrowing()
             #expect(document.storage.withLock { $0.autosaveTask == nil })
         }
     }

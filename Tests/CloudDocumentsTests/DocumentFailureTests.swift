@@ -11,7 +11,7 @@ extension DocumentLifecycleTests {
     func openMissing() async throws {
         try await withNote(named: "absent.txt", containing: nil) { folder, url, document in
             let recorder = StateRecorder(document)
-            let error = await expectDocumentError("fileNotFound") { try await document.open() }
+            let error = await expectDocumentError("fileNotFound") { try await document.openThrowing() }
             #expect(error?.url == url)
             #expect(document.documentState == .closed)
             #expect(recorder.recorded == [])
@@ -27,7 +27,7 @@ extension DocumentLifecycleTests {
         try await withNote(named: "bad.txt", containing: "REJECT me") { folder, url, document in
             let before = bytes(at: url)
             let recorder = StateRecorder(document)
-            let error = await expectDocumentError("couldNotLoad") { try await document.open() }
+            let error = await expectDocumentError("couldNotLoad") { try await document.openThrowing() }
             #expect(error?.url == url)
             #expect(error?.underlying is NoteDocument.LoadRejected)
             #expect(document.documentState == .closed)
@@ -45,7 +45,7 @@ extension DocumentLifecycleTests {
             let fifo = folder.appendingPathComponent("pipe.txt")
             #expect(mkfifo(fifo.path, 0o644) == 0)
             let document = NoteDocument(fileURL: fifo)
-            let error = await expectDocumentError("notReadable") { try await document.open() }
+            let error = await expectDocumentError("notReadable") { try await document.openThrowing() }
             #expect(error?.detail?.contains("FIFO") == true)
             #expect(document.documentState == .closed)
             #expect(!isRegistered(document))
@@ -54,7 +54,7 @@ extension DocumentLifecycleTests {
             let link = folder.appendingPathComponent("mem.txt")
             #expect(symlink("/proc/self/mem", link.path) == 0)
             let failing = NoteDocument(fileURL: link)
-            let failure = await expectDocumentError("notReadable") { try await failing.open() }
+            let failure = await expectDocumentError("notReadable") { try await failing.openThrowing() }
             #expect(failure?.detail?.contains("read failed") == true)
             #expect(failing.documentState == .closed)
             #expect(!isRegistered(failing))
@@ -72,7 +72,7 @@ extension DocumentLifecycleTests {
             document.replaceText("edited")
 
             SafeSave.injectFailure(at: .write, errno: EIO, forTarget: url)
-            let error = await expectDocumentError("saveFailed") { try await document.save(to: url, for: .forOverwriting) }
+            let error = await expectDocumentError("saveFailed") { try await document.saveThrowing(to: url, for: .forOverwriting) }
             #expect(error?.errorNumber == EIO)
             #expect(document.documentState == .savingError)
             expectOnlyFile(url, holding: "original")
@@ -82,13 +82,13 @@ extension DocumentLifecycleTests {
             #expect(handled.first?.1 == true, "an explicit save permits user interaction")
             #expect(document.lastError is DocumentError)
 
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(text(at: url) == "edited")
             #expect(document.documentState == .normal)
             #expect(!document.hasUnsavedChanges)
             #expect(recorder.recorded == [.normal, .savingError, .normal])
             #expect(await stream.next(3) == [.normal, .savingError, .normal])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -101,9 +101,9 @@ extension DocumentLifecycleTests {
                 override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {}
             }
             let document = Plain(fileURL: url)
-            try await document.open()
+            try await document.openThrowing()
             document.updateChangeCount(.done)
-            await #expect(throws: DocumentError.self) { try await document.save(to: url, for: .forOverwriting) }
+            await #expect(throws: DocumentError.self) { try await document.saveThrowing(to: url, for: .forOverwriting) }
             #expect(document.documentState == .savingError)
             #expect(text(at: url) == "bytes")
             expectCase("unsupportedFileType", of: document.lastError)
@@ -121,14 +121,14 @@ extension DocumentLifecycleTests {
             let recorder = try await openRecordingStates(document)
             try FileManager.default.removeItem(at: sub)
             document.replaceText("v2")
-            await expectDocumentError("folderMissing") { try await document.save(to: url, for: .forOverwriting) }
+            await expectDocumentError("folderMissing") { try await document.saveThrowing(to: url, for: .forOverwriting) }
             #expect(document.documentState == .savingError)
             #expect(!FileManager.default.fileExists(atPath: sub.path), "nothing recreated the folder")
             try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             expectOnlyFile(url, holding: "v2")
             #expect(recorder.recorded == [.normal, .savingError, .normal])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -141,17 +141,17 @@ extension DocumentLifecycleTests {
             let document = NoteDocument(fileURL: url)
             let recorder = try await openRecordingStates(document)
             document.replaceText(String(repeating: "x", count: 200 * 1024))
-            await expectDocumentError("diskFull") { try await document.save(to: url, for: .forOverwriting) }
+            await expectDocumentError("diskFull") { try await document.saveThrowing(to: url, for: .forOverwriting) }
             #expect(document.documentState == .savingError)
             expectOnlyFile(url, holding: original, "the temporary file was removed")
             #expect(document.hasUnsavedChanges)
 
             document.replaceText("small again")
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(text(at: url) == "small again")
             #expect(document.documentState == .normal)
             #expect(recorder.recorded == [.normal, .savingError, .normal])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -163,12 +163,12 @@ extension DocumentLifecycleTests {
             let recorder = try await openRecordingStates(document)
             document.edit("after")
             SafeSave.injectFailure(at: .rename, errno: EIO, forTarget: url)
-            await #expect(throws: DocumentError.self) { try await document.close() }
+            await #expect(throws: DocumentError.self) { try await document.closeThrowing() }
             #expect(document.documentState == .savingError)
             #expect(isRegistered(document))
             #expect(document.hasUnsavedChanges)
             expectOnlyFile(url, holding: "before")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: url) == "after")
             #expect(recorder.recorded == [.normal, .savingError, .normal, .closed])
         }
@@ -180,7 +180,7 @@ extension DocumentLifecycleTests {
             let recorder = StateRecorder(document)
             document.edit("local edit")
             try put("REJECT this", at: url)
-            await #expect(throws: DocumentError.self) { try await document.revert(toContentsOf: url) }
+            await #expect(throws: DocumentError.self) { try await document.revertThrowing(toContentsOf: url) }
             #expect(document.text == "local edit")
             #expect(document.hasUnsavedChanges)
             #expect(document.undoManager.canUndo)
@@ -189,12 +189,12 @@ extension DocumentLifecycleTests {
             #expect(text(at: url) == "REJECT this")
 
             let missing = folder.appendingPathComponent("missing.txt")
-            await #expect(throws: DocumentError.self) { try await document.revert(toContentsOf: missing) }
+            await #expect(throws: DocumentError.self) { try await document.revertThrowing(toContentsOf: missing) }
             #expect(document.fileURL == url)
             #expect(document.text == "local edit")
 
             let closed = NoteDocument(fileURL: url)
-            await expectDocumentError("documentClosed") { try await closed.revert(toContentsOf: url) }
+            await expectDocumentError("documentClosed") { try await closed.revertThrowing(toContentsOf: url) }
         }
     }
 }

@@ -7,6 +7,7 @@ import Testing
 @Suite("CloudDocument: open, save, close, revert, states", .timeLimit(.minutes(1)))
 struct DocumentLifecycleTests {
     @Test("a new document is closed, with identity derived from its URL and nothing loaded")
+    @MainActor
     func newDocument() throws {
         let url = URL(fileURLWithPath: "/tmp/folder/My Notes.txt")
         let document = NoteDocument(fileURL: url)
@@ -39,18 +40,18 @@ struct DocumentLifecycleTests {
 
             document.replaceText("version 2")
             #expect(document.hasUnsavedChanges)
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             expectSaved(document, at: url, holding: "version 2")
             #expect(listing(folder) == ["note.txt"])
             #expect(recorder.recorded == [.normal], "a successful save of a normal document changes no state")
 
-            try await document.close()
+            try await document.closeThrowing()
             #expect(document.documentState == .closed)
             #expect(!isRegistered(document))
             #expect(recorder.recorded == [.normal, .closed])
             #expect(await stream.next(2) == [.normal, .closed])
-            #expect(recorder.postedOnDocumentQueue)
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
+            #expect(recorder.postedOnMainThread)
+            #expect(document.hooksOnMainActor.withLock { $0 })
             #expect(document.hookCalls.withLock { $0 } == ["load", "contents"])
         }
     }
@@ -59,10 +60,10 @@ struct DocumentLifecycleTests {
     func misuse() async throws {
         try await withNote(containing: "x") { _, _, document in
             let recorder = StateRecorder(document)
-            try await document.close()
-            try await document.open()
-            await #expect(throws: DocumentError.self) { try await document.open() }
-            await expectDocumentError("documentAlreadyOpen") { try await document.open() }
+            try await document.closeThrowing()
+            try await document.openThrowing()
+            await #expect(throws: DocumentError.self) { try await document.openThrowing() }
+            await expectDocumentError("documentAlreadyOpen") { try await document.openThrowing() }
             #expect(recorder.recorded == [.normal])
             #expect(document.calls("error") == 0, "misuse is thrown, not passed to handleError")
         }
@@ -73,7 +74,7 @@ struct DocumentLifecycleTests {
         try await withNote(named: "new.txt", containing: nil) { _, url, document in
             let recorder = StateRecorder(document)
             document.text = "fresh"
-            try await document.save(to: url, for: .forCreating)
+            try await document.saveThrowing(to: url, for: .forCreating)
             #expect(text(at: url) == "fresh")
             #expect(document.documentState == .normal)
             #expect(recorder.recorded == [.normal])
@@ -83,14 +84,14 @@ struct DocumentLifecycleTests {
             let other = NoteDocument(fileURL: url)
             let otherRecorder = StateRecorder(other)
             other.text = "intruder"
-            await #expect(throws: DocumentError.self) { try await other.save(to: url, for: .forCreating) }
+            await #expect(throws: DocumentError.self) { try await other.saveThrowing(to: url, for: .forCreating) }
             expectCase("alreadyExists", of: other.lastError)
             #expect(text(at: url) == "fresh")
             #expect(other.documentState == .closed, "a closed document does not gain savingError")
             #expect(otherRecorder.recorded == [])
             #expect(other.calls("error") == 1)
             #expect(!isRegistered(other))
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -99,7 +100,7 @@ struct DocumentLifecycleTests {
         try await withOpenNote(named: "a.txt", containing: "A") { folder, first, document in
             let second = folder.appendingPathComponent("b.txt")
             document.replaceText("B")
-            try await document.save(to: second, for: .forCreating)
+            try await document.saveThrowing(to: second, for: .forCreating)
             #expect(document.fileURL == second)
             #expect(document.localizedName == "b")
             #expect(text(at: first) == "A")
@@ -111,7 +112,7 @@ struct DocumentLifecycleTests {
             try await coordinatedPut("from outside", at: second)
             #expect(await stream.until { $0 == .normal } == [.editingDisabled, .normal])
             #expect(document.text == "from outside")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -122,7 +123,7 @@ struct DocumentLifecycleTests {
         try await withNote(containing: "before") { _, url, document in
             let recorder = try await openRecordingStates(document)
             document.edit("after")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: url) == "after")
             #expect(document.documentState == .closed)
             #expect(recorder.recorded == [.normal, .closed])
@@ -132,13 +133,13 @@ struct DocumentLifecycleTests {
     @Test("reopening after close works and starts clean")
     func reopen() async throws {
         try await withOpenNote(containing: "one") { _, url, document in
-            try await document.close()
+            try await document.closeThrowing()
             try put("two", at: url)
-            try await document.open()
+            try await document.openThrowing()
             #expect(document.text == "two")
             #expect(!document.hasUnsavedChanges)
             #expect(isRegistered(document))
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -151,15 +152,15 @@ struct DocumentLifecycleTests {
             document.edit("local edit")
             #expect(document.hasUnsavedChanges)
             try put("disk 2", at: url)  // uncoordinated: the document is not told
-            try await document.revert(toContentsOf: url)
+            try await document.revertThrowing(toContentsOf: url)
             #expect(document.text == "disk 2")
             #expect(!document.hasUnsavedChanges)
             #expect(!document.undoManager.canUndo)
             #expect(document.documentState == .normal)
             #expect(recorder.recorded == [.editingDisabled, .normal])
             #expect(document.hookCalls.withLock { $0 } == ["load", "disable", "load", "enable"])
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
-            try await document.close()
+            #expect(document.hooksOnMainActor.withLock { $0 })
+            try await document.closeThrowing()
         }
     }
 
@@ -167,12 +168,12 @@ struct DocumentLifecycleTests {
     func revertToOtherURL() async throws {
         try await withOpenNote(named: "first.txt", containing: "one") { folder, first, document in
             let second = try makeFile("second.txt", containing: "two", in: folder)
-            try await document.revert(toContentsOf: second)
+            try await document.revertThrowing(toContentsOf: second)
             #expect(document.fileURL == second)
             #expect(document.text == "two")
             #expect(isRegistered(document))
             document.edit("two, edited")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: second) == "two, edited")
             #expect(text(at: first) == "one")
         }
@@ -196,7 +197,7 @@ struct DocumentLifecycleTests {
             try put("{\"title\":\"Album\"}", at: url.appendingPathComponent("index.json"))
             try put("pixels", at: url.appendingPathComponent("images/1.raw"))
             let document = PackageDocument(fileURL: url)
-            try await document.open()
+            try await document.openThrowing()
             let loaded = document.package.withLock { $0 }
             #expect(loaded.names == ["images", "index.json"])
             #expect(loaded["index.json"] == .file(Data("{\"title\":\"Album\"}".utf8)))
@@ -205,7 +206,7 @@ struct DocumentLifecycleTests {
                 _ = package.removeEntry(named: "images")
             }
             document.updateChangeCount(.done)
-            try await document.close()
+            try await document.closeThrowing()
             #expect(listing(url) == ["index.json"])
             #expect(text(at: url.appendingPathComponent("index.json")) == "{\"title\":\"Renamed\"}")
             #expect(listing(folder) == ["Album.bundle"], "no temporary package left")
@@ -228,17 +229,17 @@ struct DocumentLifecycleTests {
             }
             defer { NotificationCenter.default.removeObserver(token) }
 
-            try await document.open()
+            try await document.openThrowing()
             #expect(document.text == content)
             #expect(document.progress == nil)
             document.text += "!"
             document.updateChangeCount(.done)
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(document.progress == nil)
             let states = seen.withLock { $0 }
             #expect(states.map(\.0) == [[.closed, .progressAvailable], .normal, .progressAvailable, .normal])
             #expect(states.map(\.1) == [4096, nil, 4097, nil])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -254,7 +255,7 @@ struct DocumentLifecycleTests {
                 if let progress = document.progress { published.withLock { $0 = progress } }
             }
             defer { NotificationCenter.default.removeObserver(token) }
-            try await document.save(to: url, for: .forCreating)
+            try await document.saveThrowing(to: url, for: .forCreating)
             await drainDocumentQueue(document)
             let progress = try #require(published.withLock { $0 })
             let counts = await withCheckedContinuation { continuation in
@@ -263,7 +264,7 @@ struct DocumentLifecycleTests {
                 }
             }
             #expect(counts == [Int64(3 * SafeSave.chunkSize + 5), Int64(3 * SafeSave.chunkSize + 5)])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -273,9 +274,9 @@ struct DocumentLifecycleTests {
     func streamsStartWhenCreated() async throws {
         try await withNote(containing: "x") { _, _, document in
             var early = StateStream(document)
-            try await document.open()
+            try await document.openThrowing()
             var late = StateStream(document)
-            try await document.close()
+            try await document.closeThrowing()
             #expect(await early.next(2) == [.normal, .closed])
             #expect(await late.next(1) == [.closed])
         }
@@ -283,29 +284,28 @@ struct DocumentLifecycleTests {
 
     // MARK: Completion handlers
 
-    @Test("completion-handler forms report success on the given queue, or on the document's callback queue")
+    @Test("completion-handler forms report success on the main actor; nil handlers are allowed")
+    @MainActor
     func completionHandlers() async throws {
         try await withNote(containing: "x") { _, url, document in
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 1
             let opened = await withCheckedContinuation { continuation in
-                document.open(queue: queue) { ok in
-                    continuation.resume(returning: (ok, OperationQueue.current === queue))
+                document.open { ok in
+                    MainActor.assertIsolated()
+                    continuation.resume(returning: (ok, MainQueue.isCurrent))
                 }
             }
             #expect(opened.0)
-            #expect(opened.1, "on the queue given")
+            #expect(opened.1, "on the main thread")
 
             document.edit("y")
             SafeSave.injectFailure(at: .fsync, errno: EIO, forTarget: url)
             let saved = await withCheckedContinuation { continuation in
                 document.save(to: url, for: .forOverwriting) { ok in
-                    let current = OperationQueue.current
-                    continuation.resume(returning: (ok, current != nil && current !== document.presentedItemOperationQueue))
+                    continuation.resume(returning: (ok, MainQueue.isCurrent))
                 }
             }
             #expect(saved.0 == false)
-            #expect(saved.1, "on the document's callback queue")
+            #expect(saved.1, "on the main thread")
             #expect(document.lastError is DocumentError)
             #expect(document.documentState == .savingError)
 
@@ -322,11 +322,12 @@ struct DocumentLifecycleTests {
             #expect(reverted)
             #expect(document.text == "z")
 
-            let closed = await withCheckedContinuation { continuation in
-                document.close { continuation.resume(returning: $0) }
-            }
-            #expect(closed)
+            // A nil handler: fire and forget. The async form queued after it waits for it.
+            document.edit("w")
+            document.close(completionHandler: nil)
+            #expect(await document.close(), "closing a closed document succeeds")
             #expect(document.documentState == .closed)
+            #expect(text(at: url) == "w", "the nil-handler close saved first")
         }
     }
 }

@@ -27,19 +27,19 @@ struct DocumentPathTests {
 
         let document = NoteDocument(fileURL: url)
         document.replaceText("through the link")
-        try await document.save(to: url, for: .forCreating)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forCreating)
+        try await document.closeThrowing()
         #expect(try String(contentsOf: real.appendingPathComponent("x.txt"), encoding: .utf8) == "through the link")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("x.txt").path),
                 "not written where '..' would lead as text")
         #expect(listing(real) == ["sub", "x.txt"], "no temporary file left")
 
         let reopened = NoteDocument(fileURL: url)
-        try await reopened.open()
+        try await reopened.openThrowing()
         #expect(reopened.text == "through the link")
         reopened.replaceText("again")
-        try await reopened.save(to: url, for: .forOverwriting)
-        try await reopened.close()
+        try await reopened.saveThrowing(to: url, for: .forOverwriting)
+        try await reopened.closeThrowing()
         #expect(try String(contentsOf: real.appendingPathComponent("x.txt"), encoding: .utf8) == "again")
         #expect(listing(folder) == ["lnk", "real"])
     }
@@ -68,18 +68,18 @@ struct DocumentPathTests {
         let url = rawNameURL(in: folder, name)
 
         let document = NoteDocument(fileURL: url)
-        try await document.open()
+        try await document.openThrowing()
         #expect(document.text == "original")
         document.replaceText("edited")
-        try await document.save(to: url, for: .forOverwriting)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forOverwriting)
+        try await document.closeThrowing()
         #expect(rawListing(folder) == [name], "one file, under its own bytes")
         #expect(readRaw(in: folder, name) == "edited")
 
         let reopened = NoteDocument(fileURL: url)
-        try await reopened.open()
+        try await reopened.openThrowing()
         #expect(reopened.text == "edited")
-        try await reopened.close()
+        try await reopened.closeThrowing()
     }
 
     @Test("a 255-byte name that is not UTF-8 is created, overwritten and reopened; temporary names fit")
@@ -92,17 +92,17 @@ struct DocumentPathTests {
 
         let document = NoteDocument(fileURL: url)
         document.replaceText("first")
-        try await document.save(to: url, for: .forCreating)
+        try await document.saveThrowing(to: url, for: .forCreating)
         document.replaceText("second")
-        try await document.save(to: url, for: .forOverwriting)
-        try await document.close()
+        try await document.saveThrowing(to: url, for: .forOverwriting)
+        try await document.closeThrowing()
         #expect(rawListing(folder) == [name])
         #expect(readRaw(in: folder, name) == "second")
 
         let reopened = NoteDocument(fileURL: url)
-        try await reopened.open()
+        try await reopened.openThrowing()
         #expect(reopened.text == "second")
-        try await reopened.close()
+        try await reopened.closeThrowing()
 
         let target = PathBytes.string(fromBytes: Array(folder.path.utf8) + [0x2F] + name)
         let temporary = SavePaths.siblingName(of: target, marker: "cdsave")

@@ -20,8 +20,8 @@ struct DocumentPresenterTests {
             #expect(document.calls("load") == 2)
             #expect(document.calls("disable") == 1)
             #expect(document.calls("enable") == 1)
-            #expect(document.hooksOnDocumentQueue.withLock { $0 })
-            try await document.close()
+            #expect(document.hooksOnMainActor.withLock { $0 })
+            try await document.closeThrowing()
         }
     }
 
@@ -54,7 +54,7 @@ struct DocumentPresenterTests {
             let again = try await coordinatedText(at: url)
             #expect(again == "new, unsaved")
             #expect(document.calls("contents") == 1)
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -68,7 +68,7 @@ struct DocumentPresenterTests {
             #expect(document.hasUnsavedChanges)
             #expect(text(at: url) == "old")
             #expect(document.handledErrors.withLock { $0.map(\.1) } == [false])
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: url) == "new")
         }
     }
@@ -77,7 +77,7 @@ struct DocumentPresenterTests {
     func deletionCloses() async throws {
         try await withNote(containing: "doomed") { _, url, document in
             document.autosaveInterval = .seconds(60)
-            try await document.open()
+            try await document.openThrowing()
             document.edit("unsaved, lost with the file")
             var stream = StateStream(document)
             try await onBackgroundThread {
@@ -94,7 +94,7 @@ struct DocumentPresenterTests {
             #expect(!isRegistered(document))
             #expect(!FileManager.default.fileExists(atPath: url.path))
             #expect(document.storage.withLock { $0.autosaveTask == nil })
-            try await document.close()  // nothing to do
+            try await document.closeThrowing()  // nothing to do
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
     }
@@ -115,10 +115,10 @@ struct DocumentPresenterTests {
             #expect(document.fileURL == destination)
             #expect(document.localizedName == "after")
             document.edit("edited after the move")
-            try await document.save(to: document.fileURL, for: .forOverwriting)
+            try await document.saveThrowing(to: document.fileURL, for: .forOverwriting)
             #expect(text(at: destination) == "edited after the move")
             #expect(!FileManager.default.fileExists(atPath: source.path))
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -140,7 +140,7 @@ struct DocumentPresenterTests {
             #expect(document.calls("enable") == 1)
             #expect(document.calls("load") == 1, "the file did not change: no reload")
             #expect(recorder.recorded == [.editingDisabled, .normal])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -148,18 +148,18 @@ struct DocumentPresenterTests {
     func twoDocuments() async throws {
         try await withOpenNote(named: "shared.txt", containing: "start") { _, url, first in
             let second = NoteDocument(fileURL: url)
-            try await second.open()
+            try await second.openThrowing()
             let firstRecorder = StateRecorder(first)
             var secondStream = StateStream(second)
             first.edit("from the first")
-            try await first.save(to: url, for: .forOverwriting)
+            try await first.saveThrowing(to: url, for: .forOverwriting)
             #expect(await secondStream.until { $0 == .normal } == [.editingDisabled, .normal])
             #expect(second.text == "from the first")
             await drainDocumentQueue(first)
             #expect(firstRecorder.recorded == [])
             #expect(first.calls("load") == 1)
-            try await first.close()
-            try await second.close()
+            try await first.closeThrowing()
+            try await second.closeThrowing()
         }
     }
 
@@ -167,16 +167,16 @@ struct DocumentPresenterTests {
     func ownSaveEchoIgnored() async throws {
         try await withOpenNote(containing: "v1") { _, url, document in
             document.edit("v2")
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             let recorder = StateRecorder(document)
             // What a relay of another process's notice of our own write would deliver.
             document.presentedItemOperationQueue.addOperation { document.presentedItemDidChange() }
             await drainDocumentQueue(document)
-            try await document.autosave()  // a lifecycle barrier: any reload would have run first
+            try await document.autosaveThrowing()  // a lifecycle barrier: any reload would have run first
             #expect(recorder.recorded == [])
             #expect(document.calls("load") == 1)
             #expect(document.text == "v2")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 }

@@ -3,8 +3,9 @@ import Testing
 @testable import CloudDocuments
 
 /// `presentedItemOperationQueue` is public, so an app may cancel its operations at any time. The
-/// document's own work on that queue must survive it (issue 6, bug 6: it crashed on a force
-/// unwrap when the hop of a save was cancelled).
+/// document's own work must survive it (issue 6, bug 6: it crashed on a force unwrap when the hop
+/// of a save was cancelled). Since the hooks run on the main actor, saves and announcements do not
+/// use that queue at all: they complete while it is held and cancelled.
 @Suite("Cancelling the document queue's operations")
 struct DocumentQueueCancellationTests {
     /// Holds the document queue with an operation of the app's own until `release()`.
@@ -30,7 +31,7 @@ struct DocumentQueueCancellationTests {
         while queue.operationCount < count && ContinuousClock.now < deadline { await Task.yield() }
     }
 
-    @Test("cancelAllOperations while a save waits for its snapshot: the save completes, the document stays normal")
+    @Test("a save while the presenter queue is held and cancelled: it completes, the document stays normal")
     func cancelDuringSave() async throws {
         try await withOpenNote(containing: "original") { _, url, document in
             let recorder = StateRecorder(document)
@@ -39,14 +40,10 @@ struct DocumentQueueCancellationTests {
             let blocker = QueueBlocker(queue)
             try await blocker.waitUntilStarted()
 
-            let save = Task { try await document.save(to: url, for: .forOverwriting) }
-            // The save's hop for contents(forType:) is queued behind the blocker.
-            await waitForOperations(2, on: queue)
-            #expect(queue.operationCount >= 2)
             queue.cancelAllOperations()
+            // Nothing of the save waits for the presenter queue.
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             blocker.release()
-
-            try await save.value
             #expect(text(at: url) == "edited")
             #expect(document.documentState == .normal)
             #expect(!document.hasUnsavedChanges)
@@ -54,7 +51,7 @@ struct DocumentQueueCancellationTests {
 
             // The document still works: another edit, save and close.
             document.replaceText("again")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(text(at: url) == "again")
             #expect(document.documentState == .closed)
             #expect(recorder.recorded == [.closed])
@@ -82,7 +79,7 @@ struct DocumentQueueCancellationTests {
             blocker.release()
             try await write.value
             #expect(text(at: url) == "written")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(document.documentState == .closed)
         }
     }
@@ -100,11 +97,11 @@ struct DocumentQueueCancellationTests {
             blocker.release()
             await drainDocumentQueue(document)
             #expect(ran.withLock { $0 } == ["block"])
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
-    @Test("cancelAllOperations while a state change waits to be announced: it is still announced, in order")
+    @Test("a failing save while the presenter queue is held and cancelled: the state change is still announced, in order")
     func cancelPendingAnnouncement() async throws {
         try await withOpenNote(containing: "original") { _, url, document in
             let queue = document.presentedItemOperationQueue
@@ -112,23 +109,21 @@ struct DocumentQueueCancellationTests {
             let blocker = QueueBlocker(queue)
             try await blocker.waitUntilStarted()
 
-            // A failing save makes the state gain savingError; its announcement and the hop for
-            // the snapshot queue up behind the blocker.
+            // A failing save makes the state gain savingError; it is announced on the main actor,
+            // not behind the blocker.
             document.replaceText("edited")
             SafeSave.injectFailure(at: .write, errno: EIO, forTarget: url)
-            let save = Task { try await document.save(to: url, for: .forOverwriting) }
-            await waitForOperations(2, on: queue)
             queue.cancelAllOperations()
+            await #expect(throws: DocumentError.self) { try await document.saveThrowing(to: url, for: .forOverwriting) }
             blocker.release()
-            await #expect(throws: DocumentError.self) { try await save.value }
             #expect(document.documentState == .savingError)
 
             // The failure was announced although cancelAllOperations ran meanwhile; so is the
             // recovery.
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(await stream.next(2) == [.savingError, .normal])
             #expect(text(at: url) == "edited")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 }

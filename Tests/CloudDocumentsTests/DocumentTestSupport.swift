@@ -2,25 +2,24 @@ import Foundation
 import Testing
 @testable import CloudDocuments
 
-/// Records every `stateChangedNotification` of one document, and the queue it arrived on.
+/// Records every `stateChangedNotification` of one document, and whether it arrived on the main thread.
 final class StateRecorder: @unchecked Sendable {
     // @unchecked: `token` is written once in init and read in deinit; the log is Sendable.
     private final class Log: Sendable {
         let states = Locked<[DocumentState]>([])
-        let allOnDocumentQueue = Locked(true)
+        let allOnMainThread = Locked(true)
     }
     private let log = Log()
     private var token: (any NSObjectProtocol)?
 
     init(_ document: CloudDocument) {
-        let queue = document.presentedItemOperationQueue
         let log = self.log
         token = NotificationCenter.default.addObserver(
             forName: CloudDocument.stateChangedNotification, object: document, queue: nil
         ) { note in
             let state = note.userInfo?[CloudDocument.stateUserInfoKey] as? DocumentState
-            let onQueue = OperationQueue.current === queue
-            log.allOnDocumentQueue.withLock { $0 = $0 && onQueue }
+            let onQueue = MainQueue.isCurrent
+            log.allOnMainThread.withLock { $0 = $0 && onQueue }
             log.states.withLock { $0.append(state ?? DocumentState(rawValue: 1 << 30)) }
         }
     }
@@ -30,7 +29,7 @@ final class StateRecorder: @unchecked Sendable {
     }
 
     var recorded: [DocumentState] { log.states.withLock { $0 } }
-    var postedOnDocumentQueue: Bool { log.allOnDocumentQueue.withLock { $0 } }
+    var postedOnMainThread: Bool { log.allOnMainThread.withLock { $0 } }
     func reset() { log.states.withLock { $0.removeAll() } }
 }
 
@@ -38,7 +37,7 @@ final class StateRecorder: @unchecked Sendable {
 /// open's `.normal`.
 func openRecordingStates(_ document: CloudDocument) async throws -> StateRecorder {
     let recorder = StateRecorder(document)
-    try await document.open()
+    try await document.openThrowing()
     return recorder
 }
 
@@ -77,12 +76,16 @@ func onBackgroundThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
-/// Waits until the document queue has run everything queued on it so far (presenter messages
-/// included).
+/// Waits until the presenter queue has run everything queued on it so far, and the main-actor
+/// work those messages queued has run and been announced.
 func drainDocumentQueue(_ document: CloudDocument) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         document.presentedItemOperationQueue.addOperation { continuation.resume() }
     }
+    // Presenter messages hop to the main actor (main queue, FIFO): the first pass runs after the
+    // work they queued there; the second after the announcements that work queued in turn.
+    await MainActor.run {}
+    await MainActor.run {}
 }
 
 /// The file's bytes, or nil.
@@ -102,7 +105,9 @@ func isRegistered(_ document: CloudDocument) -> Bool {
 }
 
 /// A fresh temporary folder for async tests, removed afterwards.
-func withDocumentFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+/// Runs in the caller's isolation (the main actor for `@MainActor` tests).
+func withDocumentFolder<Result>(isolation: isolated (any Actor)? = #isolation,
+                                _ body: (URL) async throws -> Result) async throws -> Result {
     let url = try makeTemporaryFolder(prefix: "clouddocs-doc")
     defer { POSIX.removeTree(url.path) }
     return try await body(url)
@@ -111,10 +116,10 @@ func withDocumentFolder<Result>(_ body: (URL) async throws -> Result) async thro
 /// A fresh temporary folder holding the file `name` with `contents` (no file when nil), and a
 /// NoteDocument for that file, still closed. `body` gets the folder, the file and the document.
 func withNote<Result>(
-    named name: String = "note.txt", containing contents: String?,
+    named name: String = "note.txt", containing contents: String?, isolation: isolated (any Actor)? = #isolation,
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
-    try await withDocumentFolder { folder in
+    try await withDocumentFolder(isolation: isolation) { folder in
         let url = folder.appendingPathComponent(name)
         if let contents { try put(contents, at: url) }
         return try await body(folder, url, NoteDocument(fileURL: url))
@@ -123,11 +128,11 @@ func withNote<Result>(
 
 /// The same with the document opened before `body` runs.
 func withOpenNote<Result>(
-    named name: String = "note.txt", containing contents: String,
+    named name: String = "note.txt", containing contents: String, isolation: isolated (any Actor)? = #isolation,
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
-    try await withNote(named: name, containing: contents) { folder, url, document in
-        try await document.open()
+    try await withNote(named: name, containing: contents, isolation: isolation) { folder, url, document in
+        try await document.openThrowing()
         return try await body(folder, url, document)
     }
 }

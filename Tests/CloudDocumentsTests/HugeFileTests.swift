@@ -20,7 +20,7 @@ struct HugeFileTests {
     func hugeDocumentFile() async throws {
         try await withNote(containing: nil) { _, url, document in
             guard makeSparseFile(at: url) else { return }
-            let error = await expectDocumentError("notReadable") { try await document.open() }
+            let error = await expectDocumentError("notReadable") { try await document.openThrowing() }
             #expect(error != nil)
             #expect(document.documentState == .closed)
         }

@@ -3,28 +3,31 @@ import Testing
 @testable import CloudDocuments
 
 /// A UTF-8 note whose hooks record what happens to them. `load` rejects contents starting with
-/// "REJECT". `contents(forType:)` can be made to wait on a gate, to hold a save in the middle.
-final class NoteDocument: CloudDocument, @unchecked Sendable {
-    // @unchecked: every added property is Locked or immutable.
+/// "REJECT". The write step can be made to wait on a gate, to hold a save in the middle (after its
+/// snapshot was taken on the main actor, while its bytes are being written off it).
+///
+/// Its state is deliberately `nonisolated` behind locks, so that tests can drive it from any
+/// context while a save is held; `PlainNote` (PlainNoteTests.swift) is the plain-property kind.
+final class NoteDocument: CloudDocument {
     struct LoadRejected: Error, Equatable {}
 
     private let body = Locked("")
     /// Names of hook calls, in order: "contents", "load", "disable", "enable", "error".
     let hookCalls = Locked<[String]>([])
-    /// Whether every hook call ran on the document queue.
-    let hooksOnDocumentQueue = Locked(true)
+    /// Whether every hook call ran on the main actor (main thread).
+    let hooksOnMainActor = Locked(true)
     /// Errors passed to handleError, with userInteractionPermitted.
     let handledErrors = Locked<[(any Error, Bool)]>([])
-    /// When set, `contents(forType:)` signals `entered` and waits for `release` first.
+    /// When set, the write step signals `entered` and waits for `release` first.
     let gate = Locked<SaveGate?>(nil)
 
-    var text: String {
+    nonisolated var text: String {
         get { body.withLock { $0 } }
         set { body.withLock { $0 = newValue } }
     }
 
     /// Sets the text and registers an undo action, like an editor would.
-    func edit(_ newText: String) {
+    nonisolated func edit(_ newText: String) {
         let old = body.withLock { text in
             let old = text
             text = newText
@@ -34,37 +37,43 @@ final class NoteDocument: CloudDocument, @unchecked Sendable {
     }
 
     /// Sets the text and counts one change, without registering an undo action.
-    func replaceText(_ newText: String) {
+    nonisolated func replaceText(_ newText: String) {
         text = newText
         updateChangeCount(.done)
     }
 
-    /// Makes saves stop inside `contents(forType:)` until the returned gate is released.
-    func holdSaves() -> SaveGate {
+    /// Makes saves stop in their write step until the returned gate is released.
+    nonisolated func holdSaves() -> SaveGate {
         let held = SaveGate()
         gate.withLock { $0 = held }
         return held
     }
 
     /// Lets later saves run straight through again.
-    func stopHoldingSaves() { gate.withLock { $0 = nil } }
+    nonisolated func stopHoldingSaves() { gate.withLock { $0 = nil } }
 
     private func record(_ call: String) {
-        let onQueue = OperationQueue.current === presentedItemOperationQueue
-        hooksOnDocumentQueue.withLock { $0 = $0 && onQueue }
+        MainActor.assertIsolated()
+        dispatchPrecondition(condition: .onQueue(.main))
+        let onMain = MainQueue.isCurrent
+        hooksOnMainActor.withLock { $0 = $0 && onMain }
         hookCalls.withLock { $0.append(call) }
     }
 
-    func calls(_ name: String) -> Int { hookCalls.withLock { $0.filter { $0 == name }.count } }
+    nonisolated func calls(_ name: String) -> Int { hookCalls.withLock { $0.filter { $0 == name }.count } }
 
     override func contents(forType typeName: String) throws -> DocumentContents {
         record("contents")
-        let snapshot = Data(text.utf8)
+        return .data(Data(text.utf8))
+    }
+
+    override func writeContents(_ contents: DocumentContents, andAttributes attributes: [FileAttributeKey: any Sendable]?,
+                                safelyTo url: URL, for saveOperation: SaveOperation) throws {
         if let gate = gate.withLock({ $0 }) {
             gate.entered.signal()
             gate.release.wait()
         }
-        return .data(snapshot)
+        try super.writeContents(contents, andAttributes: attributes, safelyTo: url, for: saveOperation)
     }
 
     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
@@ -85,7 +94,7 @@ final class NoteDocument: CloudDocument, @unchecked Sendable {
     override func enableEditing() { record("enable") }
 }
 
-/// Two semaphores to hold a save inside `contents(forType:)`.
+/// Two semaphores to hold a save inside its write step.
 final class SaveGate: Sendable {
     let entered = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)

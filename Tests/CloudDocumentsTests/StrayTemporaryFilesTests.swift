@@ -35,10 +35,10 @@ struct StrayTemporaryFilesTests {
             let worker = try SaveWorker(saving: "file", to: url)
             worker.kill9()
             #expect(temporaryItems(in: folder).count == 1)
-            try await document.open()
+            try await document.openThrowing()
             #expect(listing(folder) == ["note.txt"])
             #expect(document.text == "original")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -159,10 +159,10 @@ struct StrayTemporaryFilesTests {
             worker.kill9()
             try SafeSave.write(Data("two".utf8), to: url, creating: false)  // scanned just now: skips
             #expect(temporaryItems(in: folder).count == 1)
-            try await document.open()  // always scans
+            try await document.openThrowing()  // always scans
             #expect(temporaryItems(in: folder).isEmpty)
             #expect(document.text == "two")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 

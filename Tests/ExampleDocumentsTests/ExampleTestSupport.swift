@@ -4,6 +4,7 @@ import Testing
 @testable import ExampleDocuments
 
 /// A fresh temporary folder, removed afterwards.
+@MainActor
 func withExampleFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
     let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("clouddocs-example-XXXXXX").path
     var template = Array(base.utf8CString)
@@ -16,13 +17,14 @@ func withExampleFolder<Result>(_ body: (URL) async throws -> Result) async throw
 }
 
 /// Opens a fresh document (made by `make`) on the file at `url`, runs `body` with it, closes it.
+@MainActor
 func withReopened<Document: CloudDocument>(
     _ make: (URL) -> Document, at url: URL, _ body: (Document) throws -> Void
 ) async throws {
     let document = make(url)
-    try await document.open()
+    try await document.openThrowing()
     try body(document)
-    try await document.close()
+    try await document.closeThrowing()
 }
 
 /// Why opening a document was refused with couldNotLoad wrapping contentsInvalid.
@@ -36,10 +38,11 @@ struct ContentsRefusal {
 
 /// Opens `document` expecting couldNotLoad wrapping contentsInvalid; records an issue (and returns
 /// nil) when the open succeeds or fails otherwise.
+@MainActor
 func expectContentsInvalid(opening document: CloudDocument, _ comment: Comment? = nil,
                            sourceLocation: SourceLocation = #_sourceLocation) async -> ContentsRefusal? {
     let error = await #expect(throws: DocumentError.self, comment, sourceLocation: sourceLocation) {
-        try await document.open()
+        try await document.openThrowing()
     }
     guard let error else { return nil }
     guard case .couldNotLoad(let file, let underlying) = error,

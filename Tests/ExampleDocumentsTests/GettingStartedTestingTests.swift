@@ -21,18 +21,18 @@ import Testing
             let url = folder.appendingPathComponent("notes.txt")
             let document = TextDocument(fileURL: url)
             document.text = "First line\n"
-            try await document.save(to: url, for: .forCreating)
-            try await document.close()
+            try await document.saveThrowing(to: url, for: .forCreating)
+            try await document.closeThrowing()
             #expect(try String(contentsOf: url, encoding: .utf8) == "First line\n")
 
             let reopened = TextDocument(fileURL: url)
-            try await reopened.open()
+            try await reopened.openThrowing()
             #expect(reopened.text == "First line\n")
             reopened.text += "Second line\n"
             #expect(reopened.hasUnsavedChanges)
             reopened.undoManager.undo()
             #expect(!reopened.hasUnsavedChanges)
-            try await reopened.close()
+            try await reopened.closeThrowing()
         }
     }
 
@@ -42,7 +42,7 @@ import Testing
             try Data([0x66, 0xFF, 0x6F]).write(to: url)
             let document = TextDocument(fileURL: url)
             await #expect {
-                try await document.open()
+                try await document.openThrowing()
             } throws: { error in
                 guard case DocumentError.couldNotLoad(_, let underlying) = error,
                       case DocumentError.contentsInvalid = underlying else { return false }

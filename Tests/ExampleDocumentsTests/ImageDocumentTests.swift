@@ -18,7 +18,7 @@ private enum ImageFixtures {
     /// Copies the PNG fixture `name` into `folder` and opens an ImageDocument on the copy.
     static func openCopy(of name: String, in folder: URL) async throws -> ImageDocument {
         let document = ImageDocument(fileURL: try copy(name, "png", to: folder))
-        try await document.open()
+        try await document.openThrowing()
         return document
     }
 
@@ -40,15 +40,17 @@ private enum ImageFixtures {
 }
 
 /// Closes `document`, then checks that a fresh document on its file shows `expected`.
+@MainActor
 private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: RGBAImage,
                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    try await document.close()
+    try await document.closeThrowing()
     try await withReopened(ImageDocument.init(fileURL:), at: document.fileURL) { reopened in
         #expect(reopened.image == expected, sourceLocation: sourceLocation)
     }
 }
 
 @Suite("ImageDocument: PNG, PPM and PGM documents", .timeLimit(.minutes(1)))
+@MainActor
 struct ImageDocumentTests {
     @Test("opens a PNG written by another encoder (libpng) with the reference pixels")
     func opensForeignPNG() async throws {
@@ -59,7 +61,7 @@ struct ImageDocumentTests {
             #expect(document.image.pixels == (try ImageFixtures.pixels("rgba8")))
             #expect(document.format == .png)
             #expect(document.fileType == "public.png")
-            try await document.close()
+            try await document.closeThrowing()
         }
     }
 
@@ -69,7 +71,7 @@ struct ImageDocumentTests {
             let url = folder.appendingPathComponent("new.png")
             let image = try ImageFixtures.gradient(width: 19, height: 7)
             let document = ImageDocument(fileURL: url, image: image)
-            try await document.save(to: url, for: .forCreating)
+            try await document.saveThrowing(to: url, for: .forCreating)
             #expect(ImageFormat(magicBytes: try Data(contentsOf: url)) == .png)
             try await closeAndExpectReopened(document, toShow: image)
         }
@@ -81,14 +83,14 @@ struct ImageDocumentTests {
             let document = try await ImageFixtures.openCopy(of: "rgb8", in: folder)
             let original = document.image
             let ppm = folder.appendingPathComponent("rgb8.ppm")
-            try await document.save(to: ppm, for: .forCreating)
+            try await document.saveThrowing(to: ppm, for: .forCreating)
             #expect(document.fileURL == ppm)
             #expect(document.format == .ppm)
             #expect(try Data(contentsOf: ppm).prefix(2) == Data("P6".utf8))
             let pgm = folder.appendingPathComponent("rgb8.pgm")
-            try await document.save(to: pgm, for: .forCreating)
+            try await document.saveThrowing(to: pgm, for: .forCreating)
             #expect(try Data(contentsOf: pgm).prefix(2) == Data("P5".utf8))
-            try await document.close()
+            try await document.closeThrowing()
 
             try await withReopened(ImageDocument.init(fileURL:), at: ppm) { fromPPM in
                 #expect(fromPPM.image == original, "an opaque image survives PPM exactly")
@@ -153,7 +155,7 @@ struct ImageDocumentTests {
             let url = document.fileURL
             let target = folder.appendingPathComponent("rgb8.gif")
             let error = await #expect(throws: DocumentError.self, "saved as GIF") {
-                try await document.save(to: target, for: .forCreating)
+                try await document.saveThrowing(to: target, for: .forCreating)
             }
             if case .unsupportedFileType(let type)? = error {
                 #expect(type == "com.compuserve.gif")

@@ -7,11 +7,12 @@ private func openTextFile(_ name: String, holding bytes: Data, in folder: URL) a
     let url = folder.appendingPathComponent(name)
     try bytes.write(to: url)
     let document = TextDocument(fileURL: url)
-    try await document.open()
+    try await document.openThrowing()
     return (url, document)
 }
 
 @Suite("TextDocument: UTF-8 text, line endings, BOM, undo", .timeLimit(.minutes(1)))
+@MainActor
 struct TextDocumentTests {
     @Test("a new document saved for creating writes UTF-8; opening it again reads the same text")
     func roundTrip() async throws {
@@ -20,10 +21,10 @@ struct TextDocumentTests {
             let text = "héllo, wörld 🌍\nsecond line\n"
             let document = TextDocument(fileURL: url)
             document.text = text
-            try await document.save(to: url, for: .forCreating)
+            try await document.saveThrowing(to: url, for: .forCreating)
             #expect(try Data(contentsOf: url) == Data(text.utf8))
             #expect(document.documentState == .normal)
-            try await document.close()
+            try await document.closeThrowing()
 
             try await withReopened(TextDocument.init(fileURL:), at: url) { reopened in
                 #expect(reopened.text == text)
@@ -39,10 +40,10 @@ struct TextDocumentTests {
             let original = Data("first\r\nsecond\r\nunix\nold mac\rlast".utf8)
             let (url, document) = try await openTextFile("windows.txt", holding: original, in: folder)
             #expect(document.text == "first\r\nsecond\r\nunix\nold mac\rlast")
-            try await document.save(to: url, for: .forOverwriting)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
             #expect(try Data(contentsOf: url) == original, "an unedited save writes the same bytes")
             document.append("\r\nadded")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(try Data(contentsOf: url) == original + Data("\r\nadded".utf8))
         }
     }
@@ -55,7 +56,7 @@ struct TextDocumentTests {
             #expect(document.text == "with mark")
             #expect(document.hasByteOrderMark)
             document.text = "still with mark"
-            try await document.close()
+            try await document.closeThrowing()
             #expect(try Data(contentsOf: url) == Data([0xEF, 0xBB, 0xBF] + Array("still with mark".utf8)))
         }
     }
@@ -84,7 +85,7 @@ struct TextDocumentTests {
             let url = folder.appendingPathComponent("notes.txt", isDirectory: true)
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
             let document = TextDocument(fileURL: url)
-            await #expect(throws: DocumentError.self) { try await document.open() }
+            await #expect(throws: DocumentError.self) { try await document.openThrowing() }
             #expect(document.documentState == .closed)
         }
     }
@@ -124,7 +125,7 @@ struct TextDocumentTests {
             #expect(document.replace("", with: "x") == 0)
             #expect(document.replace("absent", with: "x") == 0)
             #expect(document.text == "1 two 1")
-            try await document.close()
+            try await document.closeThrowing()
             #expect(try String(contentsOf: url, encoding: .utf8) == "1 two 1")
         }
     }

@@ -1,8 +1,9 @@
 import FileCoordination
 import Foundation
 
-// Open, save, close, revert and autosave. The public async methods queue the blocking
-// implementations (`perform…`) on the lifecycle queue; see "Threading" on `CloudDocument`.
+// Open, save, close, revert and autosave: the blocking implementations (`perform…`), which run on
+// the lifecycle queue (the document's serial file-access queue) and hop to the main actor only
+// for the hooks. The public forms are in CloudDocument+Operations.swift.
 
 extension CloudDocument {
     /// Who asked for a save: decides whether the user may be involved in error handling and
@@ -20,118 +21,59 @@ extension CloudDocument {
         var userInteractionPermitted: Bool { self == .explicit || self == .close }
     }
 
-    // MARK: Public async API
-
-    /// Opens the document: reads the file (or package) at ``fileURL`` in a coordinated read, hands
-    /// it to ``load(fromContents:ofType:)`` on the document queue, registers the document as the
-    /// file's presenter (inside the read, so no change slips by), sets
-    /// ``fileModificationDate``, starts autosave if ``autosaveInterval`` is set, and makes the
-    /// state ``DocumentState/normal``. Files of at least 1 MiB publish a ``progress`` while
-    /// they are read (state `[closed, progressAvailable]`).
-    ///
-    /// Waits for the lifecycle operations called before it. When it returns, every state change
-    /// it made has been announced.
-    ///
-    /// - Throws: ``DocumentError/documentAlreadyOpen``; ``DocumentError/fileNotFound(_:)``;
-    ///   ``DocumentError/notReadable(_:underlying:)`` (cannot be read, or neither a file nor a
-    ///   folder); ``DocumentError/couldNotLoad(_:underlying:)`` when `load` throws; a
-    ///   ``CoordinationError``. On failure the state stays ``DocumentState/closed``, the file is
-    ///   untouched, the document is not registered as a presenter, and (except for
-    ///   `documentAlreadyOpen`) ``handleError(_:userInteractionPermitted:)`` was called.
-    public func open() async throws {
-        try await lifecycleOperation { [self] in try performOpen() }
+    /// The open session a save started in, and whether the document was open then.
+    struct SaveStart: Sendable {
+        var session: Int
+        var wasOpen: Bool
     }
 
-    /// Saves the document to `url`: takes a snapshot with ``contents(forType:)`` (type
-    /// ``savingFileType``, or the type of `url`'s extension when it differs from ``fileURL``'s) on the document queue inside a coordinated write of `url`, and writes it
-    /// with ``SafeSave`` (temporary file, fsync, rename, fsync of the folder). Contents of at least
-    /// 1 MiB publish a ``progress`` (state gains ``DocumentState/progressAvailable``).
-    ///
-    /// On success: ``fileURL`` becomes `url` (the presenter registration follows), the version
-    /// snapshotted is marked saved (changes made meanwhile stay unsaved), ``fileModificationDate``
-    /// is updated and ``DocumentState/savingError`` is cleared. Saving a closed document (a new
-    /// one) leaves it open, as with Apple's documents.
-    ///
-    /// - Throws: ``DocumentError/alreadyExists(_:)`` for ``SaveOperation/forCreating`` when
-    ///   something is at `url` (left untouched); the ``SafeSave`` errors (disk full, folder
-    ///   missing, not writable, …: the original is untouched); what `contents(forType:)` throws; a
-    ///   ``CoordinationError``. Then the state of an open document gains
-    ///   ``DocumentState/savingError`` and ``handleError(_:userInteractionPermitted:)`` is called
-    ///   before this throws.
-    public func save(to url: URL, for saveOperation: SaveOperation) async throws {
-        try await lifecycleOperation { [self] in try performSave(to: url, for: saveOperation, origin: .explicit) }
+    /// The snapshot a save writes, taken on the main actor.
+    struct Snapshot: @unchecked Sendable {
+        // @unchecked: `progress` is only mutated on the main actor (ProgressReference); the
+        // other fields are Sendable values.
+        var contents: DocumentContents
+        var attributes: [FileAttributeKey: any Sendable]
+        var token: UInt64
+        var progress: Progress?
     }
 
-    /// Closes the document: saves unsaved changes first (to ``fileURL``, overwriting), then stops
-    /// autosave, unregisters the presenter and makes the state exactly ``DocumentState/closed``.
-    /// Closing a closed document does nothing.
-    ///
-    /// - Throws: The save's error: the document then stays open, with
-    ///   ``DocumentState/savingError``, and its changes are kept.
-    public func close() async throws {
-        try await lifecycleOperation { [self] in try performClose() }
-    }
-
-    /// Discards unsaved changes and reloads the document from `url` (usually ``fileURL``): state
-    /// ``DocumentState/editingDisabled`` (and ``disableEditing()``) during the coordinated read,
-    /// ``load(fromContents:ofType:)``, then the undo stack is emptied, the document has no unsaved
-    /// changes, ``DocumentState/savingError`` is cleared, ``fileURL`` becomes `url`.
-    ///
-    /// - Throws: ``DocumentError/documentClosed``; the errors of ``open()``. On failure the document
-    ///   keeps its contents, unsaved changes, URL and state.
-    public func revert(toContentsOf url: URL) async throws {
-        try await lifecycleOperation { [self] in try performRevert(to: url, presenterSession: nil) }
-    }
-
-    /// Saves (overwriting ``fileURL``) if the document is open and has unsaved changes; returns
-    /// whether it saved. A lifecycle operation, so it never overlaps another save.
-    ///
-    /// - Throws: The save's error (see ``save(to:for:)``); ``handleError(_:userInteractionPermitted:)``
-    ///   is called with `userInteractionPermitted: false` first.
-    @discardableResult
-    public func autosave() async throws -> Bool {
-        try await lifecycleOperation { [self] in try performAutosave() }
+    /// A snapshot taken on the main actor before the save was queued (when nothing else was
+    /// queued: then no other lifecycle operation can run between the two), saving a hop.
+    struct PreparedSave: Sendable {
+        var start: SaveStart
+        var snapshot: Swift.Result<Snapshot, any Error>
     }
 
     // MARK: Open
 
-    func performOpen() throws {
+    nonisolated func performOpen() throws {
         assertOnLifecycleQueue()
         let url = try storage.withLock { storage throws(DocumentError) -> URL in
             guard !storage.isOpen else { throw .documentAlreadyOpen }
             return storage.fileURL
         }
-        let type = TypeIdentifiers.typeIdentifier(for: url)
-        let coordinator = makeCoordinator()
-        let progressBox = HopBox<Progress?>(nil)
+        let request = ReadRequest(documentURL: url, type: TypeIdentifiers.typeIdentifier(for: url))
         do {
-            try coordinator.coordinate(readingItemAt: url) { readURL in
+            try makeCoordinator().coordinate(readingItemAt: url) { readURL in
                 // Temporary files of saves killed midway (see StrayTemporaryFiles).
                 StrayTemporaryFiles.reclaim(besideItemAt: readURL)
-                let (contents, identity) = try DocumentReader.read(at: readURL, documentURL: url) { size in
-                    startProgress(totalBytes: size, into: progressBox)
-                }
-                try onDocumentQueue { () throws -> Void in
-                    do {
-                        try load(fromContents: contents, ofType: type)
-                    } catch {
-                        throw DocumentError.couldNotLoad(url, underlying: error)
-                    }
+                request.onLoaded = { [self] identity in
                     update { storage in
                         storage.fileURL = readURL
                         storage.session += 1
                         storage.state = .normal
                         storage.changes.reset()
                         storage.diskIdentity = identity
-                        storage.fileModificationDate = identity.modificationDate
+                        storage.fileModificationDate = identity?.modificationDate
                         storage.editingDisabledCount = 0
                         storage.progress = nil
                     }
                 }
+                try read(readURL, with: request)
                 Coordinator.addFilePresenter(self)
             }
         } catch {
-            endProgress(progressBox.value)
+            endProgress(request.progress.value)
             report(error, userInteractionPermitted: true)
             waitForAnnouncements()
             throw error
@@ -140,50 +82,83 @@ extension CloudDocument {
         waitForAnnouncements()
     }
 
-    // MARK: Save
-
-    /// The snapshot a save writes.
-    private struct Snapshot {
-        var contents: DocumentContents
-        var token: UInt64
-        var progress: Progress?
+    /// Calls ``read(from:)`` with `request` installed (so its default, or an override's call of
+    /// ``loadOnMainActor(_:ofType:)``, applies it); fails when no load happened.
+    nonisolated func read(_ url: URL, with request: ReadRequest) throws {
+        request.readURL = url
+        storage.withLock { $0.readRequest = request }
+        defer { storage.withLock { $0.readRequest = nil } }
+        try read(from: url)
+        guard request.loaded.value else {
+            if request.skipped.value { return }
+            throw DocumentError.couldNotLoad(request.documentURL, underlying: DocumentError.contentsInvalid("read(from:) did not load any contents"))
+        }
     }
 
-    func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin) throws {
-        assertNotOnDocumentQueue()
-        let start = storage.withLock { (session: $0.session, wasOpen: $0.isOpen) }
-        let type = savingType(for: url)
+    // MARK: Save
+
+    /// Takes the snapshot a save to `url` writes: ``contents(forType:)`` and
+    /// ``fileAttributesToWrite(to:for:)``, with the change token read before them (a change made
+    /// while they run counts as unsaved). Publishes a progress for large contents.
+    func takeSnapshot(to url: URL, for operation: SaveOperation, start: SaveStart) throws -> Snapshot {
+        let (session, isOpen, token, threshold) = storage.withLock {
+            ($0.session, $0.isOpen, $0.changes.token, $0.progressThreshold)
+        }
+        // Closed (by a deletion, or by close) since the save was asked for: do not write the
+        // file again.
+        guard session == start.session, isOpen == start.wasOpen else { throw DocumentError.documentClosed }
+        let contents = try self.contents(forType: savingType(for: url))
+        let attributes = try fileAttributesToWrite(to: url, for: operation)
+        let progressBox = HopBox<Progress?>(nil)
+        if contents.byteCount >= threshold {
+            startProgress(totalBytes: Int64(contents.byteCount), into: progressBox)
+        }
+        return Snapshot(contents: contents, attributes: attributes, token: token, progress: progressBox.value)
+    }
+
+    /// Takes the snapshot now, on the main actor, for a save about to be queued.
+    func prepareSave(to url: URL, for operation: SaveOperation) -> PreparedSave {
+        let start = storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen) }
+        return PreparedSave(start: start, snapshot: Swift.Result { try takeSnapshot(to: url, for: operation, start: start) })
+    }
+
+    nonisolated func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin,
+                                 prepared: PreparedSave? = nil) throws {
+        assertNotOnMainThread()
+        let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen) }
         let progressBox = HopBox<Progress?>(nil)
         let opened = HopBox(false)
         do {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
+            let preparedSnapshot = try prepared.map { prepared in
+                let snapshot = try prepared.snapshot.get()
+                progressBox.value = snapshot.progress
+                return snapshot
+            }
             let coordinator = makeCoordinator()
             try coordinator.coordinate(writingItemAt: url) { target in
                 saveLock.lock()
                 defer { saveLock.unlock() }
-                let snapshot = try onDocumentQueue { () throws -> Snapshot in
-                    let (session, isOpen, token, threshold) = storage.withLock {
-                        ($0.session, $0.isOpen, $0.changes.token, $0.progressThreshold)
+                let snapshot: Snapshot
+                if let preparedSnapshot {
+                    let current = storage.withLock { $0.session == start.session && $0.isOpen == start.wasOpen }
+                    guard current else { throw DocumentError.documentClosed }
+                    snapshot = preparedSnapshot
+                } else {
+                    snapshot = try onMainActor { () throws -> Snapshot in
+                        try takeSnapshot(to: url, for: operation, start: start)
                     }
-                    // Closed (by a deletion, or by close) since the save was asked for: do not
-                    // write the file again.
-                    guard session == start.session, isOpen == start.wasOpen else { throw DocumentError.documentClosed }
-                    // The token is read before the snapshot: a change made while `contents`
-                    // runs counts as unsaved.
-                    let contents = try self.contents(forType: type)
-                    if contents.byteCount >= threshold {
-                        startProgress(totalBytes: Int64(contents.byteCount), into: progressBox)
-                    }
-                    return Snapshot(contents: contents, token: token, progress: progressBox.value)
+                    progressBox.value = snapshot.progress
                 }
-                let reporter = progressReporter(for: snapshot.progress)
-                try SafeSave.write(snapshot.contents, to: target, for: operation, progress: reporter)
+                storage.withLock { $0.writeProgress = progressReporter(for: snapshot.progress) }
+                defer { storage.withLock { $0.writeProgress = nil } }
+                try writeContents(snapshot.contents, andAttributes: snapshot.attributes, safelyTo: target, for: operation)
                 let identity = DiskIdentity.of(target)
-                // With progress: on the document queue, after the announcement of
+                // With progress: on the main actor, after the announcement of
                 // progressAvailable, so an observer of that announcement still finds the progress
                 // published. Without: at once.
-                let (oldURL, becameOpen) = onDocumentQueueIf(snapshot.progress != nil) { update { storage -> (URL, Bool) in
+                let (oldURL, becameOpen) = onMainActorIf(snapshot.progress != nil) { update { storage -> (URL, Bool) in
                     let oldURL = storage.fileURL
                     storage.fileURL = target
                     storage.changes.markSaved(snapshot.token)
@@ -227,7 +202,7 @@ extension CloudDocument {
 
     // MARK: Autosave and close
 
-    func performAutosave() throws -> Bool {
+    nonisolated func performAutosave() throws -> Bool {
         assertOnLifecycleQueue()
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen, dirty else { return false }
@@ -235,14 +210,14 @@ extension CloudDocument {
         return true
     }
 
-    func performClose() throws {
+    nonisolated func performClose() throws {
         assertOnLifecycleQueue()
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen else { return }
         if dirty {
             try performSave(to: url, for: .forOverwriting, origin: .close)
         }
-        onDocumentQueue { closeImmediately() }
+        onMainActor { closeImmediately() }
         waitForAnnouncements()
     }
 
@@ -253,7 +228,7 @@ extension CloudDocument {
     /// announced, the reload is skipped when the file is still what the document last read or
     /// wrote, or when the document has unsaved changes by the time it would load; failures are
     /// only reported to ``handleError(_:userInteractionPermitted:)``.
-    func performRevert(to url: URL, presenterSession: Int?) throws {
+    nonisolated func performRevert(to url: URL, presenterSession: Int?) throws {
         assertOnLifecycleQueue()
         let session: Int
         if let presenterSession {
@@ -261,14 +236,13 @@ extension CloudDocument {
             guard storage.withLock({ $0.session == presenterSession && $0.isOpen }) else { return }
         } else {
             guard storage.withLock({ $0.isOpen }) else { throw DocumentError.documentClosed }
-            session = onDocumentQueue { beginDisablingEditing() }
+            session = onMainActor { beginDisablingEditing() }
         }
         defer {
-            onDocumentQueue { endDisablingEditing(session: session) }
+            onMainActor { endDisablingEditing(session: session) }
             waitForAnnouncements()
         }
-        let type = TypeIdentifiers.typeIdentifier(for: url)
-        let progressBox = HopBox<Progress?>(nil)
+        let request = ReadRequest(documentURL: url, type: TypeIdentifiers.typeIdentifier(for: url))
         do {
             try makeCoordinator().coordinate(readingItemAt: url) { readURL in
                 if presenterSession != nil {
@@ -276,40 +250,36 @@ extension CloudDocument {
                     let known = storage.withLock { $0.diskIdentity }
                     guard let current = DiskIdentity.of(readURL), current != known else { return }
                 }
-                let (contents, identity) = try DocumentReader.read(at: readURL, documentURL: url) { size in
-                    startProgress(totalBytes: size, into: progressBox)
-                }
-                let (loaded, oldURL) = try onDocumentQueue { () throws -> (Bool, URL) in
-                    let (current, dirty, oldURL) = storage.withLock {
-                        ($0.session == session && $0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL)
+                let oldURL = HopBox<URL?>(nil)
+                request.check = { [self] in
+                    let (current, dirty) = storage.withLock {
+                        ($0.session == session && $0.isOpen, $0.changes.hasUnsavedChanges)
                     }
                     guard current else { throw DocumentError.documentClosed }
                     // A reload for another writer keeps edits made since it was scheduled
                     // (conflicts are a later layer's business).
-                    if presenterSession != nil && dirty { return (false, oldURL) }
-                    do {
-                        try load(fromContents: contents, ofType: type)
-                    } catch {
-                        throw DocumentError.couldNotLoad(url, underlying: error)
-                    }
+                    return !(presenterSession != nil && dirty)
+                }
+                request.onLoaded = { [self] identity in
                     undoManager.removeAllActions()
                     update { storage in
+                        oldURL.value = storage.fileURL
                         storage.fileURL = readURL
                         storage.changes.reset()
                         storage.diskIdentity = identity
-                        storage.fileModificationDate = identity.modificationDate
+                        if let identity { storage.fileModificationDate = identity.modificationDate }
                         storage.state.remove(.savingError)
                     }
-                    return (true, oldURL)
                 }
-                if loaded && oldURL.standardizedFileURL != readURL.standardizedFileURL {
+                try read(readURL, with: request)
+                if let old = oldURL.value, old.standardizedFileURL != readURL.standardizedFileURL {
                     Coordinator.removeFilePresenter(self)
                     Coordinator.addFilePresenter(self)
                 }
             }
-            endProgress(progressBox.value)
+            endProgress(request.progress.value)
         } catch {
-            endProgress(progressBox.value)
+            endProgress(request.progress.value)
             if presenterSession != nil, case DocumentError.documentClosed = error { return }
             report(error, userInteractionPermitted: presenterSession == nil)
             throw error
@@ -332,7 +302,7 @@ extension CloudDocument {
     /// ``DocumentState/progressAvailable``), storing it in `box`; returns the function that
     /// reports bytes done. Any thread.
     @discardableResult
-    func startProgress(totalBytes: Int64, into box: HopBox<Progress?>) -> ((Int64) -> Void)? {
+    nonisolated func startProgress(totalBytes: Int64, into box: HopBox<Progress?>) -> (@Sendable (Int64) -> Void)? {
         let threshold = storage.withLock { $0.progressThreshold }
         guard totalBytes >= Int64(threshold) else { return nil }
         let progress = Progress(totalUnitCount: totalBytes)
@@ -344,21 +314,21 @@ extension CloudDocument {
         return progressReporter(for: progress)
     }
 
-    /// A function that advances `progress` to a byte count, on the document queue.
-    private func progressReporter(for progress: Progress?) -> ((Int64) -> Void)? {
+    /// A function that advances `progress` to a byte count, on the main actor.
+    nonisolated func progressReporter(for progress: Progress?) -> (@Sendable (Int64) -> Void)? {
         guard let progress else { return nil }
         let reference = ProgressReference(progress: progress)
         return { [self] done in
-            enqueueOnDocumentQueue { reference.progress.completedUnitCount = done }
+            enqueueOnMainActor { reference.progress.completedUnitCount = done }
         }
     }
 
-    /// Withdraws `progress` if it is still the published one. On the document queue (waiting for
-    /// it), so that observers of its announcement still find it published. Not on that queue.
-    func endProgress(_ progress: Progress?) {
+    /// Withdraws `progress` if it is still the published one. On the main actor (waiting for
+    /// it), so that observers of its announcement still find it published. Not on the main thread.
+    nonisolated func endProgress(_ progress: Progress?) {
         guard let progress else { return }
         let reference = ProgressReference(progress: progress)
-        onDocumentQueue {
+        onMainActor {
             update { storage in
                 guard storage.progress === reference.progress else { return }
                 storage.progress = nil
@@ -368,26 +338,54 @@ extension CloudDocument {
     }
 
     /// Records `error` as ``lastError`` and calls ``handleError(_:userInteractionPermitted:)`` on
-    /// the document queue (waiting for it). Misuse errors (already open, closed) are only thrown.
-    func report(_ error: any Error, userInteractionPermitted: Bool) {
+    /// the main actor (waiting for it). Misuse errors (already open, closed) are only thrown.
+    nonisolated func report(_ error: any Error, userInteractionPermitted: Bool) {
         if let documentError = error as? DocumentError {
             switch documentError {
             case .documentAlreadyOpen, .documentClosed: return
             default: break
             }
         }
-        storage.withLock { $0.lastError = error }
-        onDocumentQueue { handleError(error, userInteractionPermitted: userInteractionPermitted) }
+        storage.withLock { storage in
+            storage.lastError = error
+            if userInteractionPermitted { storage.errorAwaitingUser = error }
+        }
+        onMainActor { handleError(error, userInteractionPermitted: userInteractionPermitted) }
     }
 
-    private func notifySaveObserver(_ outcome: Result<URL, any Error>) {
+    nonisolated private func notifySaveObserver(_ outcome: Result<URL, any Error>) {
         guard let observer = storage.withLock({ $0.saveObserver }) else { return }
-        onDocumentQueue { observer(outcome) }
+        onMainActor { observer(outcome) }
     }
 }
 
-/// Lets a `Progress` be captured by a `@Sendable` closure that only touches it on the document queue.
+/// Lets a `Progress` be captured by a `@Sendable` closure that only touches it on the main actor.
 struct ProgressReference: @unchecked Sendable {
-    // @unchecked: the progress is mutated only on the document queue.
+    // @unchecked: the progress is mutated only on the main actor.
     let progress: Progress
+}
+
+/// What an open or a revert asks of ``CloudDocument/read(from:)``: which URL to name in errors,
+/// the type to load, a check made on the main actor right before `load` (for reloads: still the
+/// same session, no unsaved changes), and the storage update made in the same main-actor turn
+/// right after it.
+final class ReadRequest: @unchecked Sendable {
+    // @unchecked: `readURL`, `check` and `onLoaded` are set on the lifecycle thread before `read(from:)` is
+    // called and only read by it (or by the main-actor hop it waits for); the boxes follow
+    // HopBox's rule.
+    let documentURL: URL
+    let type: String?
+    /// The URL actually read (the coordinator's, which may differ from `documentURL` after a move).
+    var readURL: URL?
+    /// Returns `false` to skip the load (a reload made pointless meanwhile); throws to fail.
+    var check: @MainActor @Sendable () throws -> Bool = { true }
+    var onLoaded: @MainActor @Sendable (DiskIdentity?) -> Void = { _ in }
+    let progress = HopBox<Progress?>(nil)
+    let loaded = HopBox(false)
+    let skipped = HopBox(false)
+
+    init(documentURL: URL, type: String?) {
+        self.documentURL = documentURL
+        self.type = type
+    }
 }

@@ -2,15 +2,30 @@ import FileCoordination
 import Foundation
 
 // The plumbing of the document's threading model (see "Threading" on `CloudDocument`):
-// mutating the storage and announcing state changes in order, hopping onto the document queue,
-// running lifecycle operations one after another, the editing-disabled count, the autosave timer.
+// mutating the storage and announcing state changes in order on the main actor, hopping onto the
+// main actor from the file-access queue, running lifecycle operations one after another, the
+// editing-disabled count, the autosave timer.
 
 /// Moves a value across a synchronous hop whose two sides never run at the same time.
 final class HopBox<Value>: @unchecked Sendable {
-    // @unchecked: written on one side of `addOperations(_:waitUntilFinished: true)` and read on
-    // the other after the wait, which orders the accesses.
+    // @unchecked: written on one side of a synchronous hop (`DispatchQueue.main.sync`, a
+    // coordinated accessor) and read on the other after it returns, which orders the accesses.
     var value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Tells whether the caller runs on the main queue (the main actor's executor on Linux). Not
+/// `Thread.isMainThread`: after `dispatch_main()` (what an async `main` ends in on Linux) the main
+/// queue is drained by a pool thread.
+enum MainQueue {
+    /// Set on the main queue once, when first used.
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }
 
 /// A weak reference that can be captured by `@Sendable` closures.
@@ -24,9 +39,9 @@ extension CloudDocument {
 
     /// Mutates the storage under its lock. If the state changed, the change is queued for
     /// announcement (with the streams existing now) and an announcement pass is scheduled on
-    /// the document queue. Any thread; `body` must not call out.
+    /// the main actor. Any thread; `body` must not call out.
     @discardableResult
-    func update<Result>(_ body: (inout DocumentStorage) throws -> Result) rethrows -> Result {
+    nonisolated func update<Result>(_ body: (inout DocumentStorage) throws -> Result) rethrows -> Result {
         let (result, changed) = try storage.withLock { storage in
             let before = storage.state
             let result = try body(&storage)
@@ -35,16 +50,15 @@ extension CloudDocument {
             return (result, true)
         }
         if changed {
-            enqueueOnDocumentQueue { [self] in announcePendingStates() }
+            enqueueOnMainActor { [self] in announcePendingStates() }
         }
         return result
     }
 
     /// Posts the queued state changes, oldest first: the notification, then each stream. On the
-    /// document queue only. Not re-entered: a change made by an observer is announced by the
-    /// loop after the current one, keeping the order.
+    /// main actor. Not re-entered: a change made by an observer is announced by the loop after
+    /// the current one, keeping the order.
     func announcePendingStates() {
-        assertOnDocumentQueue()
         let alreadyRunning = storage.withLock { storage in
             if storage.isAnnouncing { return true }
             storage.isAnnouncing = true
@@ -59,116 +73,113 @@ extension CloudDocument {
         storage.withLock { $0.isAnnouncing = false }
     }
 
-    /// Blocks until every state change made so far has been announced. Not on the document queue
-    /// (there it announces directly).
-    func waitForAnnouncements() {
-        // Nothing queued and nobody posting: everything is announced already (saves a queue hop,
-        // the largest fixed cost of a save).
+    /// Blocks until every state change made so far has been announced. Off the main actor
+    /// (on it, it announces directly).
+    nonisolated func waitForAnnouncements() {
+        // Nothing queued and nobody posting: everything is announced already (saves a hop to
+        // the main actor, the largest fixed cost of a save).
         let settled = storage.withLock { $0.announcements.isEmpty && !$0.isAnnouncing }
         if settled { return }
-        onDocumentQueue { announcePendingStates() }
+        onMainActor { announcePendingStates() }
     }
 
-    // MARK: The document queue
+    // MARK: The main actor
 
-    /// Queues `work` on the document queue without waiting for it. The operation ignores
-    /// `cancel()` (see ``DocumentQueueOperation``), so it runs even if the app cancels the
-    /// queue's operations. Any thread.
-    func enqueueOnDocumentQueue(_ work: @escaping @Sendable () -> Void) {
-        presentedItemOperationQueue.addOperation(DocumentQueueOperation(work))
+    /// Queues `work` on the main actor without waiting for it. Any thread.
+    nonisolated func enqueueOnMainActor(_ work: @escaping @MainActor @Sendable () -> Void) {
+        DispatchQueue.main.async { MainActor.assumeIsolated { work() } }
     }
 
-    /// Runs `body` on the document queue and waits for it; runs it at once when already there.
-    /// Call from background threads only (never while holding a lock the queue may need).
-    ///
-    /// The hop cannot be skipped: its operation ignores `cancel()` (``DocumentQueueOperation``),
-    /// so `presentedItemOperationQueue.cancelAllOperations()` during a save or an open delays
-    /// nothing and loses nothing.
-    func onDocumentQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        let queue = presentedItemOperationQueue
-        if OperationQueue.current === queue { return try body() }
-        // The operation always runs (it ignores cancel()), so this loop goes round once; should
-        // a Foundation ever skip it anyway, the hop is queued again rather than trapping.
-        while true {
-            let outcome: Swift.Result<T, E>? = withoutActuallyEscaping(body) { escapable in
-                let work = HopBox<(() throws(E) -> T)?>(escapable)
-                let outcome = HopBox<Swift.Result<T, E>?>(nil)
-                let operation = DocumentQueueOperation {
-                    guard let body = work.value else { return }
+    /// Runs `body` on the main actor and waits for it; runs it at once when already there. Call
+    /// from the document's file-access threads only (never while holding a lock the main actor
+    /// may need). The main thread must be running its queue (async `main`, a run loop, an app).
+    nonisolated func onMainActor<T, E: Error>(_ body: @MainActor () throws(E) -> T) throws(E) -> T {
+        let outcome = HopBox<Swift.Result<T, E>?>(nil)
+        withoutActuallyEscaping(body) { body in
+            let run = {
+                MainActor.assumeIsolated {
                     outcome.value = Swift.Result { () throws(E) -> T in try body() }
                 }
-                queue.addOperations([operation], waitUntilFinished: true)
-                // The operation may outlive this call (queues release operations lazily): drop
-                // the reference to the non-escaping closure now.
-                work.value = nil
-                return outcome.value
             }
-            if let outcome { return try outcome.get() }
+            if MainQueue.isCurrent { run() } else { DispatchQueue.main.sync(execute: run) }
         }
+        // `run` ran synchronously, exactly once, above: `outcome` is always set here.
+        guard let outcome = outcome.value else { preconditionFailure("DispatchQueue.main.sync returned without running its block") }
+        return try outcome.get()
     }
 
     /// Checks, in debug builds, that the caller runs on the lifecycle queue (open, close,
     /// autosave and revert run there, one after another).
     @inline(__always)
-    func assertOnLifecycleQueue() {
+    nonisolated func assertOnLifecycleQueue() {
         #if DEBUG
         dispatchPrecondition(condition: .onQueue(lifecycleQueue))
         #endif
     }
 
-    /// Checks, in debug builds, that the caller does not run on the document queue: work that
-    /// waits for the queue (a save's snapshot, a load) would wait for itself there.
+    /// Checks, in debug builds, that the caller is off the main thread: work that waits for the
+    /// main actor (a save's snapshot, a load) would wait for itself there.
     @inline(__always)
-    func assertNotOnDocumentQueue() {
+    nonisolated func assertNotOnMainThread() {
         #if DEBUG
-        dispatchPrecondition(condition: .notOnQueue(documentDispatchQueue))
+        dispatchPrecondition(condition: .notOnQueue(.main))
         #endif
     }
 
-    /// Checks, in debug builds, that the caller runs on the document queue (as swift-nio asserts
-    /// its event loop). Used by the helpers that must only run there.
-    @inline(__always)
-    func assertOnDocumentQueue() {
-        #if DEBUG
-        dispatchPrecondition(condition: .onQueue(documentDispatchQueue))
-        #endif
-    }
-
-    /// ``onDocumentQueue(_:)`` when `condition` holds, otherwise `body` right here.
-    func onDocumentQueueIf<T, E: Error>(_ condition: Bool, _ body: () throws(E) -> T) throws(E) -> T {
-        condition ? try onDocumentQueue(body) : try body()
+    /// ``onMainActor(_:)`` when `condition` holds, otherwise `body` right here.
+    nonisolated func onMainActorIf<T, E: Error>(_ condition: Bool, _ body: @Sendable () throws(E) -> T) throws(E) -> T {
+        condition ? try onMainActor(body) : try body()
     }
 
     // MARK: Lifecycle serialization
 
+    /// Queues `body` on the lifecycle queue (the document's serial file-access queue), after
+    /// everything queued there before, counting it in `pendingFileAccesses` while it is queued or
+    /// running. Returns whether nothing else was queued or running when it was called. Any thread.
+    @discardableResult
+    nonisolated func enqueueFileAccess(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let wasIdle = storage.withLock { storage in
+            defer { storage.pendingFileAccesses += 1 }
+            return storage.pendingFileAccesses == 0
+        }
+        lifecycleQueue.async { [self] in
+            body()
+            storage.withLock { $0.pendingFileAccesses -= 1 }
+        }
+        return wasIdle
+    }
+
+    /// Whether no lifecycle operation is queued or running. Any thread.
+    nonisolated var fileAccessIsIdle: Bool { storage.withLock { $0.pendingFileAccesses == 0 } }
+
     /// Runs `body` on the lifecycle queue after every lifecycle operation called before it, and
-    /// returns its result. The calling task is suspended, not blocked.
+    /// returns its result. The calling task is suspended, not blocked. Isolated to the main
+    /// actor, so the operation is queued in the caller's turn (no hop to the global executor
+    /// first) and the result comes back straight to the main actor.
     func lifecycleOperation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            lifecycleQueue.async {
+            enqueueFileAccess {
                 continuation.resume(with: Swift.Result { try body() })
             }
         }
     }
 
     /// Runs `body` on the lifecycle queue like ``lifecycleOperation(_:)``, then calls `completion`
-    /// with whether it succeeded on `queue` (default: the document's callback queue).
-    func lifecycleOperation(queue: OperationQueue?, completion: (@Sendable (Bool) -> Void)?,
-                            _ body: @escaping @Sendable () throws -> Void) {
-        let callbacks = queue ?? callbackQueue
-        lifecycleQueue.async {
+    /// with whether it succeeded, on the main actor.
+    nonisolated func lifecycleOperation(completion: (@MainActor @Sendable (Bool) -> Void)?,
+                                        _ body: @escaping @Sendable () throws -> Void) {
+        enqueueFileAccess { [self] in
             let succeeded = (try? body()) != nil
-            if let completion { callbacks.addOperation { completion(succeeded) } }
+            if let completion { enqueueOnMainActor { completion(succeeded) } }
         }
     }
 
     // MARK: Editing disabled
 
     /// Adds a reason for ``DocumentState/editingDisabled``; the first one sets the state, then calls
-    /// ``disableEditing()``. On the document queue. Returns the session it applies to.
+    /// ``disableEditing()``. On the main actor. Returns the session it applies to.
     @discardableResult
     func beginDisablingEditing() -> Int {
-        assertOnDocumentQueue()
         let (session, first) = update { storage -> (Int, Bool) in
             storage.editingDisabledCount += 1
             guard storage.editingDisabledCount == 1 else { return (storage.session, false) }
@@ -181,9 +192,8 @@ extension CloudDocument {
 
     /// Removes a reason added by ``beginDisablingEditing()`` in `session`; after the last one,
     /// calls ``enableEditing()`` then clears the state. Ignored when the document was closed (or
-    /// reopened) since. On the document queue.
+    /// reopened) since. On the main actor.
     func endDisablingEditing(session: Int) {
-        assertOnDocumentQueue()
         let last = storage.withLock { storage -> Bool in
             guard storage.session == session, storage.editingDisabledCount > 0 else { return false }
             storage.editingDisabledCount -= 1
@@ -202,11 +212,12 @@ extension CloudDocument {
 
     /// Makes the document closed at once: new session, state exactly ``DocumentState/closed``,
     /// autosave stopped, presenter unregistered, ``enableEditing()`` if editing was disabled.
-    /// Does not save. On the document queue.
+    /// Does not save. Tells ``userInteractionNoLongerPermitted(forError:)`` about an error whose
+    /// handling with the user has not finished. On the main actor.
     func closeImmediately() {
-        assertOnDocumentQueue()
-        let (wasOpen, wasDisabled, timer) = update { storage -> (Bool, Bool, Task<Void, Never>?) in
-            guard storage.isOpen else { return (false, false, nil) }
+        let (wasOpen, wasDisabled, timer, awaitingUser) = update { storage -> (Bool, Bool, Task<Void, Never>?, (any Error)?) in
+            let awaitingUser = storage.errorAwaitingUser
+            guard storage.isOpen else { return (false, false, nil, awaitingUser) }
             let wasDisabled = storage.editingDisabledCount > 0
             storage.session += 1
             storage.state = .closed
@@ -214,8 +225,9 @@ extension CloudDocument {
             storage.progress = nil
             let timer = storage.autosaveTask
             storage.autosaveTask = nil
-            return (true, wasDisabled, timer)
+            return (true, wasDisabled, timer, awaitingUser)
         }
+        if let awaitingUser { userInteractionNoLongerPermitted(forError: awaitingUser) }
         guard wasOpen else { return }
         timer?.cancel()
         Coordinator.removeFilePresenter(self)
@@ -226,7 +238,7 @@ extension CloudDocument {
 
     /// Starts (or restarts, or stops) the periodic autosave according to ``autosaveInterval`` and
     /// whether the document is open. Any thread.
-    func restartAutosaveTimer() {
+    nonisolated func restartAutosaveTimer() {
         let weakSelf = WeakDocument(document: self)
         let old = storage.withLock { storage -> Task<Void, Never>? in
             let old = storage.autosaveTask
@@ -242,7 +254,7 @@ extension CloudDocument {
         old?.cancel()
     }
 
-    private static func runAutosaveTimer(_ reference: WeakDocument, every interval: Duration, session: Int) async {
+    nonisolated private static func runAutosaveTimer(_ reference: WeakDocument, every interval: Duration, session: Int) async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
             guard let document = reference.document else { return }
@@ -250,7 +262,7 @@ extension CloudDocument {
             guard current else { return }
             if dirty {
                 // Failures were passed to handleError; the next period tries again.
-                _ = try? await document.autosave()
+                _ = await document.autosave()
             }
         }
     }
@@ -258,7 +270,7 @@ extension CloudDocument {
     // MARK: Coordinators
 
     /// A coordinator acting for this document, with ``coordinationTimeout``.
-    func makeCoordinator() -> Coordinator {
+    nonisolated func makeCoordinator() -> Coordinator {
         let coordinator = Coordinator(filePresenter: self)
         if let timeout = coordinationTimeout { coordinator.timeout = timeout }
         return coordinator

@@ -8,22 +8,16 @@ import Synchronization
 /// as bytes or a ``FilePackage``) and ``load(fromContents:ofType:)`` (rebuild your model from
 /// one) — and the document does the rest: coordinated, crash-safe opening and saving, change
 /// tracking with undo, autosave, state notifications, and the right reaction when another
-/// coordinator (or, later, another process) reads, writes, moves or deletes the file.
+/// coordinator (or another process) reads, writes, moves or deletes the file.
 ///
 /// ```swift
-/// import Synchronization
-///
-/// final class NoteDocument: CloudDocument, @unchecked Sendable {
-///     // @unchecked: the only added state, `body`, is behind a Mutex.
-///     private let body = Mutex("")
+/// final class Note: CloudDocument {
+///     var text = ""
 ///     override func contents(forType typeName: String) throws -> DocumentContents {
-///         .data(Data(body.withLock { $0 }.utf8))
+///         .data(Data(text.utf8))
 ///     }
 ///     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-///         guard let data = contents.data, let text = String(data: data, encoding: .utf8) else {
-///             throw DocumentError.contentsInvalid("not UTF-8 text")
-///         }
-///         body.withLock { $0 = text }
+///         text = String(decoding: contents.data ?? Data(), as: UTF8.self)
 ///     }
 /// }
 /// ```
@@ -35,82 +29,83 @@ import Synchronization
 /// one, typically with ``SaveOperation/forCreating``) writes it and leaves it open. While open, the
 /// document is the registered ``FilePresenter`` of its file.
 ///
-/// ## Threading
-/// - **Lifecycle operations** (open, save, close, revert, autosave — async or completion-handler
-///   forms) are serialized: each waits for the previous one to finish, in the order they were
-///   called, on a private serial queue, and do their blocking file work on background threads
-///   (never on Swift's cooperative thread pool). Saves asked for by other coordinators
-///   (`savePresentedItemChanges`) run at once instead — waiting behind an operation that waits
-///   for that very coordinator would deadlock — but never write at the same time as another save
-///   of this document.
-/// - **The document queue** (``presentedItemOperationQueue``, a serial `OperationQueue`) runs,
-///   one at a time: the hooks ``contents(forType:)`` and ``load(fromContents:ofType:)``,
-///   ``handleError(_:userInteractionPermitted:)``, ``finishedHandlingError(_:recovered:)``,
-///   ``disableEditing()``, ``enableEditing()``, every ``FilePresenter`` message, the posting of
-///   ``stateChangedNotification`` and the yielding to ``stateChanges``. A subclass therefore never
-///   sees two hook calls at once. Do not block this queue for long and do not make synchronous
-///   coordinated accesses of the document's file on it (the coordinator would wait for the
-///   document, which waits for the queue).
-/// - **Completion handlers** run on the `queue` you pass, or by default on a private serial
-///   queue of the document (never the main queue: Linux programs often have no main run loop).
-/// - **Everything else** (``fileURL``, ``documentState``, ``hasUnsavedChanges``,
-///   ``updateChangeCount(_:)``, ``undoManager``, …) may be used from any thread. Editing the model
-///   (and the undo manager, like Apple's) should happen on one thread or queue at a time; the
-///   model itself must be safe to snapshot from the document queue while you edit it elsewhere
-///   (e.g. keep it behind a lock, as `TextDocument` does).
+/// Each operation comes in three forms: `async` returning whether it succeeded (Apple's
+/// `open() async -> Bool`), `async throws` giving the error (``openThrowing()``,
+/// ``saveThrowing(to:for:)``, ``closeThrowing()``, ``revertThrowing(toContentsOf:)``), and with a
+/// completion handler that may be `nil` (`open(completionHandler:)`; the label is required, so
+/// `await document.open()` is always the `async` form).
 ///
-/// ## Sendable
-/// `@unchecked Sendable`: every mutable property of this class lives in one lock-protected
-/// `storage` value (an `NSLock`, which ThreadSanitizer understands, rather than
-/// `Synchronization.Mutex`, which it does not on Linux), whose critical sections never call out (no hook, observer, coordinator or
-/// registry call runs with it held). The remaining stored properties are immutable references to
-/// thread-safe objects (queues, a lock). Subclasses must keep their own state thread-safe in the
-/// same way.
-open class CloudDocument: FilePresenter, @unchecked Sendable {
+/// ## Isolation (as `UIDocument`)
+/// The class is `@MainActor`. The compiler therefore checks what used to be a comment: a
+/// subclass's plain stored properties are main-actor state, and every hook that touches them runs
+/// on the main actor:
+/// - **On the main actor:** ``contents(forType:)``, ``load(fromContents:ofType:)``,
+///   ``fileAttributesToWrite(to:for:)``, ``handleError(_:userInteractionPermitted:)``,
+///   ``finishedHandlingError(_:recovered:)``, ``userInteractionNoLongerPermitted(forError:)``,
+///   ``disableEditing()``, ``enableEditing()``, the posting of ``stateChangedNotification`` and
+///   the yielding to ``stateChanges``, and completion handlers.
+/// - **Off the main actor** (on the document's serial file-access queue, see
+///   ``performAsynchronousFileAccess(_:)``): waiting for coordination, reading bytes
+///   (``read(from:)``, which hops to the main actor for `load`), writing bytes
+///   (``writeContents(_:andAttributes:safelyTo:for:)``). The main actor is only held for the hooks.
+/// - **On ``presentedItemOperationQueue``:** the ``FilePresenter`` messages (`nonisolated`
+///   methods, overridable); they hop to the main actor for anything that touches the model.
+///
+/// Lifecycle operations are serialized (FIFO): each waits for the ones called before it. Saves
+/// asked for by other coordinators (`savePresentedItemChanges`) run at once instead — waiting
+/// behind an operation that waits for that very coordinator would deadlock.
+///
+/// The main actor must be running for a document to work: in an app or a program with
+/// `static func main() async` (or top-level `await`), it is. Do not block the main thread waiting
+/// for a document operation, and do not make synchronous coordinated accesses of an open
+/// document's file on the main thread (the coordinator may need the document's main-actor hooks).
+///
+/// Read-only state (``fileURL``, ``documentState``, ``hasUnsavedChanges``, ``progress``, …),
+/// ``updateChangeCount(_:)`` and ``undoManager`` are `nonisolated` and may be used from any
+/// thread; the document keeps them behind its own lock.
+@MainActor
+open class CloudDocument: FilePresenter {
     // MARK: Stored properties
 
     /// Every mutable property. Never held while calling out.
-    let storage: Locked<DocumentStorage>
-    /// The queue on which presenter messages, hooks and announcements run. `cancelAllOperations()`
-    /// on it cancels only the `Operation` objects you added: the document's own work there, the
+    nonisolated let storage: Locked<DocumentStorage>
+    /// The serial queue on which presenter messages arrive (they hop to the main actor for the
+    /// hooks). `cancelAllOperations()` on it cancels only the `Operation` objects you added: the
     /// presenter messages coordinators deliver, and every block added with `addOperation(_:)`
     /// ignore `cancel()` (a coordinator waiting for a cancelled message would wait forever).
-    public let presentedItemOperationQueue: OperationQueue
-    /// The dispatch queues under the document and callback operation queues (owned here:
-    /// `OperationQueue.underlyingQueue` does not keep them alive on Linux).
-    let documentDispatchQueue: DispatchQueue
-    private let callbackDispatchQueue: DispatchQueue
+    nonisolated public let presentedItemOperationQueue: OperationQueue
+    /// The dispatch queue under the presenter operation queue (owned here:
+    /// `OperationQueue.underlyingQueue` does not keep it alive on Linux).
+    nonisolated let documentDispatchQueue: DispatchQueue
     /// Serializes the lifecycle operations (FIFO); their blocking work runs on its thread.
-    let lifecycleQueue: DispatchQueue
+    nonisolated let lifecycleQueue: DispatchQueue
     /// Runs the saves other coordinators ask for (`savePresentedItemChanges`), off the document
     /// queue and outside the lifecycle FIFO.
-    let presenterSaveQueue: DispatchQueue
-    /// Default queue for completion handlers.
-    let callbackQueue: OperationQueue
-    /// Held while a save snapshots and writes, so two saves of this document (a lifecycle save
+    nonisolated let presenterSaveQueue: DispatchQueue
+    /// Held while a save writes, so two saves of this document (a lifecycle save
     /// and one asked for by another coordinator) never write at the same time. Only taken inside
     /// a coordinated write, after the coordination locks: a save waiting for those never holds it.
-    let saveLock = NSLock()
+    nonisolated let saveLock = NSLock()
 
     /// The size from which loading and saving publish a `Progress` and the state
     /// ``DocumentState/progressAvailable``: 1 MiB. Each document copies it at creation; tests
     /// lower the copy (`progressThreshold`), so parallel tests do not disturb each other.
-    static let defaultProgressThreshold = 1 << 20
+    nonisolated static let defaultProgressThreshold = 1 << 20
 
     /// The key of ``stateChangedNotification``'s `userInfo` entry holding the announced
     /// ``DocumentState`` (the state the notification is about; ``documentState`` may already be
     /// newer when an observer runs).
-    public static let stateUserInfoKey = "CloudDocumentState"
+    nonisolated public static let stateUserInfoKey = "CloudDocumentState"
 
-    /// Posted on the document queue after every change of ``documentState``, once per change, in
+    /// Posted on the main actor after every change of ``documentState``, once per change, in
     /// order; `object` is the document, `userInfo[stateUserInfoKey]` the new state.
-    public static let stateChangedNotification = Notification.Name("CloudDocumentStateChangedNotification")
+    nonisolated public static let stateChangedNotification = Notification.Name("CloudDocumentStateChangedNotification")
 
     // MARK: Creating
 
     /// Creates a closed document for the file (or package) at `fileURL`. Nothing is read until
     /// ``open()``. Any thread.
-    public init(fileURL: URL) {
+    nonisolated public init(fileURL: URL) {
         let undoManager = DocumentUndoManager()
         storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
         let name = fileURL.lastPathComponent
@@ -121,13 +116,12 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         (presentedItemOperationQueue, documentDispatchQueue) = Self.serialQueue(named: "CloudDocument \(name)", DocumentOperationQueue())
         lifecycleQueue = DispatchQueue(label: "CloudDocument.lifecycle \(name)")
         presenterSaveQueue = DispatchQueue(label: "CloudDocument.presenterSave \(name)")
-        (callbackQueue, callbackDispatchQueue) = Self.serialQueue(named: "CloudDocument callbacks \(name)", OperationQueue())
         wire(undoManager)
     }
 
     /// A serial `OperationQueue` on a dispatch queue of its own. Both are returned because
     /// `underlyingQueue` is unowned on Linux: the document keeps the dispatch queue alive.
-    private static func serialQueue(named name: String, _ queue: OperationQueue) -> (OperationQueue, DispatchQueue) {
+    nonisolated private static func serialQueue(named name: String, _ queue: OperationQueue) -> (OperationQueue, DispatchQueue) {
         let dispatchQueue = DispatchQueue(label: name)
         queue.maxConcurrentOperationCount = 1
         queue.name = name
@@ -146,10 +140,10 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
 
     /// The location of the document. Changes when a save writes to another URL, when a revert
     /// reads another URL, and when a coordinated move moves the file. Any thread.
-    public var fileURL: URL { storage.withLock { $0.fileURL } }
+    nonisolated public var fileURL: URL { storage.withLock { $0.fileURL } }
 
     /// The type identifier of the file, from its extension (see ``TypeIdentifiers``).
-    public var fileType: String? {
+    nonisolated public var fileType: String? {
         TypeIdentifiers.typeIdentifier(for: fileURL)
     }
 
@@ -165,35 +159,35 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     }
 
     /// The file name without its extension, for display.
-    public var localizedName: String {
+    nonisolated public var localizedName: String {
         fileURL.deletingPathExtension().lastPathComponent
     }
 
     /// When the file was last modified, as of the last open, save or revert; `nil` before the
     /// first of those.
-    public var fileModificationDate: Date? { storage.withLock { $0.fileModificationDate } }
+    nonisolated public var fileModificationDate: Date? { storage.withLock { $0.fileModificationDate } }
 
     // MARK: State
 
-    /// The current state. Changes are announced (on the document queue) through
+    /// The current state. Changes are announced (on the main actor) through
     /// ``stateChangedNotification`` and ``stateChanges``.
-    public var documentState: DocumentState { storage.withLock { $0.state } }
+    nonisolated public var documentState: DocumentState { storage.withLock { $0.state } }
 
     /// The progress of the load or save in progress while the state contains
     /// ``DocumentState/progressAvailable`` (`nil` otherwise). Its `totalUnitCount` is the number of
-    /// bytes; `completedUnitCount` advances on the document queue as they are read or written.
-    public var progress: Progress? { storage.withLock { $0.progress } }
+    /// bytes; `completedUnitCount` advances on the main actor as they are read or written.
+    nonisolated public var progress: Progress? { storage.withLock { $0.progress } }
 
     /// The error most recently passed to ``handleError(_:userInteractionPermitted:)``, if any.
-    public var lastError: (any Error)? { storage.withLock { $0.lastError } }
+    nonisolated public var lastError: (any Error)? { storage.withLock { $0.lastError } }
 
     /// Each change of ``documentState``, in order, exactly once per change.
     ///
     /// Every access returns a **new** stream, which receives the changes made after it was
-    /// created (not the current state), unboundedly buffered, yielded on the document queue
+    /// created (not the current state), unboundedly buffered, yielded on the main actor
     /// right after the corresponding notification is posted. The stream ends when the document is
     /// deallocated; stop iterating (or cancel the task) to unsubscribe earlier.
-    public var stateChanges: AsyncStream<DocumentState> {
+    nonisolated public var stateChanges: AsyncStream<DocumentState> {
         let (stream, continuation) = AsyncStream.makeStream(of: DocumentState.self, bufferingPolicy: .unbounded)
         let id = storage.withLock { storage in
             let id = storage.nextStreamID
@@ -210,7 +204,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// How long the document's coordinated accesses wait for other coordinators and presenters
     /// before failing with ``CoordinationError/timedOut``. `nil` (the default) waits forever, as
     /// Apple's documents do.
-    public var coordinationTimeout: Duration? {
+    nonisolated public var coordinationTimeout: Duration? {
         get { storage.withLock { $0.coordinationTimeout } }
         set { storage.withLock { $0.coordinationTimeout = newValue } }
     }
@@ -219,7 +213,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
 
     /// Whether there are changes not yet saved: the current version differs from the one last
     /// saved, opened or reverted to (see ``updateChangeCount(_:)``). Any thread.
-    public var hasUnsavedChanges: Bool { storage.withLock { $0.changes.hasUnsavedChanges } }
+    nonisolated public var hasUnsavedChanges: Bool { storage.withLock { $0.changes.hasUnsavedChanges } }
 
     /// Records a change: `.done` and `.redone` add one, `.undone` removes one, `.cleared` marks the
     /// current contents as saved. The undo manager calls this for you. Any thread.
@@ -227,14 +221,14 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// Tracking uses change tokens: a save marks as saved the version it snapshotted, so a change
     /// made while a save is in flight keeps the document dirty, and undoing back to the saved
     /// version makes it clean.
-    public func updateChangeCount(_ change: ChangeKind) {
+    nonisolated public func updateChangeCount(_ change: ChangeKind) {
         storage.withLock { $0.changes.record(change) }
     }
 
     /// The undo manager whose undo, redo and new actions drive the change count. Setting another
     /// one unhooks the old one (it stops affecting this document) and hooks the new one. Any
     /// thread; use the manager itself from one thread at a time.
-    public var undoManager: DocumentUndoManager {
+    nonisolated public var undoManager: DocumentUndoManager {
         get { storage.withLock { $0.undoManager } }
         set {
             let old = storage.withLock { storage in
@@ -247,7 +241,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         }
     }
 
-    private func wire(_ manager: DocumentUndoManager) {
+    nonisolated private func wire(_ manager: DocumentUndoManager) {
         manager.onChange = { [weak self] kind in
             // Forgetting the undo history (`removeAllActions()` reports `.cleared`) saves
             // nothing: the document keeps its unsaved changes, so `close()` still saves them.
@@ -260,7 +254,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// default) for never. Each period, if there are unsaved changes, ``autosave()`` runs (as a
     /// lifecycle operation, so never at the same time as another save). Failures go to
     /// ``handleError(_:userInteractionPermitted:)`` and are retried next period.
-    public var autosaveInterval: Duration? {
+    nonisolated public var autosaveInterval: Duration? {
         get { storage.withLock { $0.autosaveInterval } }
         set {
             storage.withLock { $0.autosaveInterval = newValue }
@@ -273,8 +267,8 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// Returns a snapshot of the document's contents, to be saved as type `typeName`. Override it
     /// (the default throws ``DocumentError/unsupportedFileType(_:)``).
     ///
-    /// Called on the document queue, inside the coordinated write, just before the bytes are
-    /// written. Return quickly: copy the model; the writing happens elsewhere. An error thrown
+    /// Called on the main actor when the save runs (before the bytes are written off the main
+    /// actor). Return quickly: copy the model; the writing happens elsewhere. An error thrown
     /// here fails the save (with the usual ``DocumentState/savingError`` handling).
     open func contents(forType typeName: String) throws -> DocumentContents {
         throw DocumentError.unsupportedFileType(typeName)
@@ -283,7 +277,8 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
     /// Replaces the document's model with `contents` (read from a file of type `typeName`).
     /// Override it (the default throws ``DocumentError/unsupportedFileType(_:)``).
     ///
-    /// Called on the document queue, inside the coordinated read, by open and revert. Throw to
+    /// Called on the main actor by ``read(from:)`` (so by open and revert), while the coordinated
+    /// read is held. Throw to
     /// reject the contents; the caller then gets ``DocumentError/couldNotLoad(_:underlying:)``.
     /// Make it all-or-nothing: parse first, then replace the model, so a rejected file leaves
     /// the old contents in place.
@@ -293,7 +288,7 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
 
     // MARK: Errors
 
-    /// Called on the document queue when an operation fails: a save of any kind (explicit,
+    /// Called on the main actor when an operation fails: a save of any kind (explicit,
     /// autosave, close, asked for by a coordinator), an open or a revert — after ``lastError``
     /// was set. `userInteractionPermitted` is `false` for work nobody explicitly asked for
     /// (autosave, saves for other coordinators, reloads after another writer's change).
@@ -304,44 +299,170 @@ open class CloudDocument: FilePresenter, @unchecked Sendable {
         finishedHandlingError(error, recovered: false)
     }
 
-    /// Tells the document that the handling of `error` is over. The default does nothing.
-    open func finishedHandlingError(_ error: any Error, recovered: Bool) {}
+    /// Tells the document that the handling of `error` is over. On the main actor. Overrides
+    /// must call `super`: the default forgets the error, so that
+    /// ``userInteractionNoLongerPermitted(forError:)`` is not called for it any more.
+    open func finishedHandlingError(_ error: any Error, recovered: Bool) {
+        storage.withLock { $0.errorAwaitingUser = nil }
+    }
+
+    /// Called on the main actor when the user can no longer be involved in handling `error` —
+    /// passed to ``handleError(_:userInteractionPermitted:)`` with `userInteractionPermitted:
+    /// true` and not yet finished — because the document is closing (``close()``, or its file
+    /// was deleted). Dismiss whatever you showed. The default calls
+    /// ``finishedHandlingError(_:recovered:)`` with `recovered: false`.
+    open func userInteractionNoLongerPermitted(forError error: any Error) {
+        finishedHandlingError(error, recovered: false)
+    }
 
     // MARK: Editing
 
-    /// Called on the document queue right after the state gains ``DocumentState/editingDisabled``
+    /// Called on the main actor right after the state gains ``DocumentState/editingDisabled``
     /// (while another coordinator writes the file, during a revert or a reload). Stop accepting
     /// edits. The default does nothing.
     open func disableEditing() {}
 
-    /// Called on the document queue when editing may resume, just before the state loses
+    /// Called on the main actor when editing may resume, just before the state loses
     /// ``DocumentState/editingDisabled`` (also when the document is closed while disabled, so the
     /// calls always pair up). The default does nothing.
     open func enableEditing() {}
 
+    // MARK: Reading and writing steps (CloudDocument+FileAccess.swift)
+
+    /// Reads the document's contents from `url` and loads them. Called by open and revert off
+    /// the main actor, on the document's file-access queue, inside the coordinated read of `url`.
+    ///
+    /// The default reads the file (or the whole package) at `url` — publishing a ``progress`` for
+    /// files of at least 1 MiB — and passes the contents to ``loadOnMainActor(_:ofType:)``, which
+    /// calls ``load(fromContents:ofType:)`` on the main actor. Override it to read differently
+    /// (in part, a custom format, a stream); deliver what you read with
+    /// ``loadOnMainActor(_:ofType:)`` (or call `super.read(from:)`).
+    ///
+    /// - Throws: ``DocumentError/fileNotFound(_:)``, ``DocumentError/notReadable(_:underlying:)``,
+    ///   ``DocumentError/couldNotLoad(_:underlying:)``; what an override throws. The open or
+    ///   revert then fails with that error.
+    nonisolated open func read(from url: URL) throws {
+        try defaultRead(from: url)
+    }
+
+    /// The file attributes a save to `url` sets on the written file, e.g.
+    /// `[.posixPermissions: 0o644]`, `[.modificationDate: date]` (what
+    /// `FileManager.setAttributes(_:ofItemAtPath:)` accepts). Called on the main actor with the
+    /// snapshot. The default returns none (the file keeps the mode a ``SafeSave`` gives it).
+    ///
+    /// - Throws: to fail the save.
+    open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws -> [FileAttributeKey: any Sendable] {
+        [:]
+    }
+
+    /// Writes a snapshot to `url` safely: a failure or a crash midway leaves the original as it
+    /// was. Called by every save off the main actor, on the document's file-access queue (or, for
+    /// a save another coordinator asked for, its own thread), inside the coordinated write.
+    ///
+    /// The default writes with ``SafeSave`` (temporary file, fsync, rename, fsync of the folder;
+    /// ``DocumentError/alreadyExists(_:)`` for ``SaveOperation/forCreating`` when something is at
+    /// `url`), reporting progress, then sets `attributes`. Override it to write another way; it
+    /// need not call ``writeContents(_:to:for:originalContentsURL:)``.
+    ///
+    /// - Throws: A ``DocumentError`` from ``SafeSave``; what `FileManager.setAttributes` throws.
+    nonisolated open func writeContents(_ contents: DocumentContents, andAttributes attributes: [FileAttributeKey: any Sendable]?,
+                                        safelyTo url: URL, for saveOperation: SaveOperation) throws {
+        try defaultWriteContents(contents, andAttributes: attributes, safelyTo: url, for: saveOperation)
+    }
+
+    /// Writes a snapshot to `url` *in place*, without the temporary-file dance: the step a custom
+    /// ``writeContents(_:andAttributes:safelyTo:for:)`` can build on (write to a place of its own,
+    /// then move). Off the main actor. `originalContentsURL` is where the current version is,
+    /// if any (`nil` when creating).
+    ///
+    /// The default writes the bytes with `Data.write(to:)` (not atomic), or a package with
+    /// ``SafeSave/writePackage(_:to:creating:progress:)``.
+    nonisolated open func writeContents(_ contents: DocumentContents, to url: URL, for saveOperation: SaveOperation,
+                                        originalContentsURL: URL?) throws {
+        try defaultWriteContents(contents, to: url, for: saveOperation, originalContentsURL: originalContentsURL)
+    }
+
+    // MARK: FilePresenter messages (CloudDocument+Presenter.swift)
+
+    /// Another coordinator is about to read the file. The default gives it up at once.
+    nonisolated open func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        defaultRelinquishPresentedItem(toReader: reader)
+    }
+
+    /// Another coordinator is about to write the file: on the main actor the state gains
+    /// ``DocumentState/editingDisabled`` and ``disableEditing()`` is called; then the writer
+    /// proceeds. When it is done (the reacquirer), both are undone on the main actor.
+    nonisolated open func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+        defaultRelinquishPresentedItem(toWriter: writer)
+    }
+
+    /// Another coordinator is about to read the file: if the document has unsaved changes they are
+    /// saved first (through `Coordinator(filePresenter: self)`, which joins the asker's locks, so
+    /// this does not deadlock; the snapshot is taken on the main actor), then the handler is
+    /// called — with the save's error if it failed (the reader then fails with
+    /// ``CoordinationError/presenterFailed(_:)`` instead of reading stale contents).
+    nonisolated open func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        defaultSavePresentedItemChanges(completionHandler: completionHandler)
+    }
+
+    /// The file is about to be deleted: the document closes at once (on the main actor), without
+    /// saving (there is nothing left to save to): state ``DocumentState/closed``, autosave
+    /// stopped, presenter unregistered. Then the handler is called.
+    nonisolated open func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        defaultAccommodatePresentedItemDeletion(completionHandler: completionHandler)
+    }
+
+    /// The file was moved (by a coordinated move): ``fileURL`` follows it.
+    nonisolated open func presentedItemDidMove(to newURL: URL) {
+        defaultPresentedItemDidMove(to: newURL)
+    }
+
+    /// Another writer changed the file (told by a coordinator, or by the change monitor for
+    /// uncoordinated changes). If the document has no unsaved changes and the file exists and is
+    /// not what the document last read or wrote, it reloads it (as ``revert(toContentsOf:)`` does,
+    /// with ``DocumentState/editingDisabled`` from now until the reload is done). Unsaved changes
+    /// are kept: the document does not reload over them.
+    nonisolated open func presentedItemDidChange() {
+        defaultPresentedItemDidChange()
+    }
+
+    /// (Packages) An item inside the document's folder is about to be deleted. The default
+    /// accepts at once.
+    nonisolated open func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(nil)
+    }
+    /// (Packages) An item appeared inside the document's folder. The default does nothing.
+    nonisolated open func presentedSubitemDidAppear(at url: URL) {}
+
+    /// (Packages) An item inside the document's folder changed. The default does nothing.
+    nonisolated open func presentedSubitemDidChange(at url: URL) {}
+
+    /// (Packages) An item inside the document's folder moved. The default does nothing.
+    nonisolated open func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
+
     // MARK: Internal knobs (tests, diagnostics)
 
     /// The size from which this document publishes a progress (default 1 MiB). Any thread.
-    var progressThreshold: Int {
+    nonisolated var progressThreshold: Int {
         get { storage.withLock { $0.progressThreshold } }
         set { storage.withLock { $0.progressThreshold = newValue } }
     }
 
-    /// Called on the document queue after every save attempt (explicit, autosave, close,
+    /// Called on the main actor after every save attempt (explicit, autosave, close,
     /// for a coordinator) with the URL saved or the error. Any thread.
-    var saveObserver: (@Sendable (Result<URL, any Error>) -> Void)? {
+    nonisolated var saveObserver: (@Sendable (Result<URL, any Error>) -> Void)? {
         get { storage.withLock { $0.saveObserver } }
         set { storage.withLock { $0.saveObserver = newValue } }
     }
 
     /// The signed number of changes since the saved version (`nil` when it is not reachable by
     /// undo/redo). Any thread.
-    var changeCount: Int? { storage.withLock { $0.changes.changeCount } }
+    nonisolated var changeCount: Int? { storage.withLock { $0.changes.changeCount } }
 
     // MARK: FilePresenter
 
     /// The document's ``fileURL``. Any thread.
-    public var presentedItemURL: URL? { fileURL }
+    nonisolated public var presentedItemURL: URL? { fileURL }
 }
 
 /// One state change waiting to be announced, with the streams that existed when it happened.
@@ -366,6 +487,15 @@ struct DocumentStorage {
     var progress: Progress?
     var progressThreshold = CloudDocument.defaultProgressThreshold
     var lastError: (any Error)?
+    /// The error handed to `handleError` with user interaction permitted whose handling has not
+    /// finished yet (see `userInteractionNoLongerPermitted(forError:)`).
+    var errorAwaitingUser: (any Error)?
+    /// Lifecycle operations (and `performAsynchronousFileAccess` blocks) queued or running.
+    var pendingFileAccesses = 0
+    /// What the current open or revert asked `read(from:)` to do (see `ReadRequest`).
+    var readRequest: ReadRequest?
+    /// Reports bytes written by the save in progress (set while its `writeContents` runs).
+    var writeProgress: (@Sendable (Int64) -> Void)?
     /// How many reasons there are for ``DocumentState/editingDisabled`` (a writer holding the file,
     /// a revert, a pending reload).
     var editingDisabledCount = 0
@@ -375,7 +505,7 @@ struct DocumentStorage {
     var nextStreamID = 0
     var announcements: [StateAnnouncement] = []
     var isAnnouncing = false
-    /// Test hook: called on the document queue after every save attempt, with its outcome.
+    /// Test hook: called on the main actor after every save attempt, with its outcome.
     var saveObserver: (@Sendable (Result<URL, any Error>) -> Void)?
 
     init(fileURL: URL, undoManager: DocumentUndoManager) {

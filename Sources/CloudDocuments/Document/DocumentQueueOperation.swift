@@ -1,12 +1,10 @@
 import Foundation
 
-/// An operation the document queues on its own queue (``CloudDocument/presentedItemOperationQueue``)
-/// for its machinery: a hop of a lifecycle operation onto the queue, the announcement of state
-/// changes, a progress update. It ignores `cancel()`, so `presentedItemOperationQueue
-/// .cancelAllOperations()` (which the app may call, the queue being public) cannot skip work the
-/// document's state depends on: a save waiting for its snapshot still gets it, a state change is
-/// still announced. `Operation` objects the app itself adds to the queue are cancelled as usual
-/// (blocks are not: see ``DocumentOperationQueue``).
+/// A block on the document's presenter queue (``CloudDocument/presentedItemOperationQueue``): a
+/// presenter message or a reacquirer a coordinator delivered. It ignores `cancel()`, so
+/// `presentedItemOperationQueue.cancelAllOperations()` (which the app may call, the queue being
+/// public) cannot leave a coordinator waiting forever for an answer. `Operation` objects the app
+/// itself adds to the queue are cancelled as usual (see ``DocumentOperationQueue``).
 ///
 /// On swift-corelibs-foundation `OperationQueue.cancelAllOperations()` calls `cancel()` on every
 /// operation, and `Operation.start()` skips `main()` only when `isCancelled` is set, which only
