@@ -10,8 +10,8 @@ import Synchronization
 final class LockTable: Sendable {
     private struct State {
         var files: [String: LockFile] = [:]
-        /// The reclaim scheduler of the lock directory `files` belong to (one per process, except
-        /// in tests).
+        /// The reclaim scheduler of the lock directory `files` belong to (its runtime's; shared
+        /// with other runtimes of the process that use the same directory).
         var scheduler: ReclaimScheduler?
     }
     private let state = Locked(State())
