@@ -103,4 +103,21 @@ struct RuntimeTests {
         #expect(first.moveLog.sequence == 1)
         #expect(CoordinationRuntime.process.moveLog.sequence == before)
     }
+
+    @Test("a runtime's change monitor reports a write made through another runtime, like one from another process")
+    func changesFromAnotherRuntimeAreNoticed() throws {
+        let scratch = try Scratch()
+        let locks = scratch.url.path + "/locks"
+        let first = CoordinationRuntime(lockDirectoryPath: locks)
+        let second = CoordinationRuntime(lockDirectoryPath: locks)
+        let file = scratch.file("doc.txt", contents: "a")
+        let (presenter, changed) = RecordingPresenter.signallingChanges(file)
+        first.registry.add(presenter)
+        defer { first.registry.remove(presenter) }
+        try Coordinator(runtime: second).coordinate(writingItemAt: file) { url in
+            try "b".write(to: url, atomically: true, encoding: .utf8)
+        }
+        #expect(changed.wait(), "the first runtime's monitor told its presenter, through its delivery")
+        #expect(presenter.log == ["didChange"], "and the second runtime's coordinator asked it nothing")
+    }
 }
