@@ -74,8 +74,9 @@ struct RuntimeTests {
         let second = CoordinationRuntime(lockDirectoryPath: locks)
         let file = scratch.file("doc.txt", contents: "x")
         let presenter = RecordingPresenter(file)
-        first.registry.add(presenter)
-        defer { first.registry.remove(presenter) }
+        first.addFilePresenter(presenter)
+        defer { first.removeFilePresenter(presenter) }
+        #expect(first.filePresenters.contains { $0 === presenter })
         #expect(!Coordinator.filePresenters.contains { $0 === presenter }, "not in the process default")
 
         // No bytes change: only messages could reach the presenter.
@@ -91,7 +92,7 @@ struct RuntimeTests {
     func packagesAndMovesArePerRuntime() throws {
         let scratch = try Scratch()
         let first = CoordinationRuntime(lockDirectoryPath: scratch.url.path + "/locks")
-        first.packageExtensions.register("runtimepkg")
+        first.registerPackageExtension("runtimepkg")
         let package = try scratch.directory("doc.runtimepkg")
         let inner = scratch.file("doc.runtimepkg/inner.txt", contents: "x")
         #expect(!Coordinator.packageExtensions.contains("runtimepkg"))

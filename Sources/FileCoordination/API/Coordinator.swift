@@ -115,17 +115,17 @@ public final class Coordinator: Sendable {
     /// Registers `presenter` with the process's coordinators (the default runtime). It is held weakly; remove it before it goes away.
     /// Register from inside a coordinated read so no change slips by unnoticed.
     public static func addFilePresenter(_ presenter: any FilePresenter) {
-        CoordinationRuntime.process.registry.add(presenter)
+        CoordinationRuntime.process.addFilePresenter(presenter)
     }
 
     /// Unregisters `presenter`. Removing one that is not registered does nothing.
     public static func removeFilePresenter(_ presenter: any FilePresenter) {
-        CoordinationRuntime.process.registry.remove(presenter)
+        CoordinationRuntime.process.removeFilePresenter(presenter)
     }
 
     /// Every registered presenter still alive.
     public static var filePresenters: [any FilePresenter] {
-        CoordinationRuntime.process.registry.all
+        CoordinationRuntime.process.filePresenters
     }
 
     // MARK: Packages
@@ -134,12 +134,12 @@ public final class Coordinator: Sendable {
     /// packages: any access to an item inside one counts as access to the whole package. Applies to
     /// coordinations that start afterwards; every cooperating process must register it too.
     public static func registerPackageExtension(_ pathExtension: String) {
-        CoordinationRuntime.process.packageExtensions.register(pathExtension)
+        CoordinationRuntime.process.registerPackageExtension(pathExtension)
     }
 
     /// Stops treating directories with this extension as packages.
     public static func unregisterPackageExtension(_ pathExtension: String) {
-        CoordinationRuntime.process.packageExtensions.unregister(pathExtension)
+        CoordinationRuntime.process.unregisterPackageExtension(pathExtension)
     }
 
     /// The registered package extensions (lowercased, without the dot).

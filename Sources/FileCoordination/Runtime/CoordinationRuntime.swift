@@ -74,6 +74,23 @@ package final class CoordinationRuntime: Sendable {
         changeMonitor.attach(registry: registry, delivery: delivery)
     }
 
+    // MARK: Presenters and packages of this runtime (what `Coordinator`'s static API does for `process`)
+
+    /// Registers `presenter` with this runtime's coordinators (held weakly).
+    package func addFilePresenter(_ presenter: any FilePresenter) { registry.add(presenter) }
+
+    /// Unregisters `presenter`; removing one that is not registered does nothing.
+    package func removeFilePresenter(_ presenter: any FilePresenter) { registry.remove(presenter) }
+
+    /// Every presenter registered with this runtime and still alive.
+    package var filePresenters: [any FilePresenter] { registry.all }
+
+    /// Declares directories with this extension to be packages for this runtime's coordinators.
+    package func registerPackageExtension(_ pathExtension: String) { packageExtensions.register(pathExtension) }
+
+    /// Stops treating directories with this extension as packages in this runtime.
+    package func unregisterPackageExtension(_ pathExtension: String) { packageExtensions.unregister(pathExtension) }
+
     /// The lock directory of this runtime; throws when it is unusable.
     @inline(__always)
     func lockDirectory() throws(CoordinationError) -> LockDirectory {
