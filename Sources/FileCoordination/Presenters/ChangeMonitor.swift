@@ -3,11 +3,12 @@ import Glibc
 import Synchronization
 import SystemSupport
 
-/// Notices changes to presented items made outside this process's coordinators — by another
-/// process (coordinated there, or not coordinated at all) — and tells the item's presenters with
+/// Notices changes to presented items made outside its runtime's coordinators — by another
+/// process or runtime (coordinated there, or not coordinated at all) — and tells the item's presenters with
 /// `presentedItemDidChange()` (an `.itemDidChange` request through the runtime's
 /// `PresenterDelivery`, like every other message), as Apple's system does "when it notices them".
-/// One per `CoordinationRuntime`; its thread, once started, lives as long as the process.
+/// One per `CoordinationRuntime`; its thread and `inotify` descriptor, once started (at the first
+/// presenter registered), live as long as the process, even if the runtime goes away.
 ///
 /// One `inotify` descriptor watches the *directory* of every presented item (documents are
 /// usually replaced by rename, which a watch on the file itself would lose). A background thread
