@@ -113,7 +113,8 @@ public final class Coordinator: Sendable {
     // MARK: Presenter registry
 
     /// Registers `presenter` with this process's coordinators (the default runtime). It is held
-    /// weakly; remove it before it goes away. Register from inside a coordinated read so no change slips by unnoticed.
+    /// weakly; remove it before it goes away. Register from inside a coordinated read so no
+    /// change slips by unnoticed.
     public static func addFilePresenter(_ presenter: any FilePresenter) {
         CoordinationRuntime.process.addFilePresenter(presenter)
     }
