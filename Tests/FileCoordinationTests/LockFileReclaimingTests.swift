@@ -217,7 +217,7 @@ struct LockFileReclaimingTests {
                       timeout: Duration? = nil) throws {
         let stepper = LockStepper(context: WaitContext(timeout: timeout, token: CancellationToken()), owner: owner)
         try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in
-            (LockTable.shared.file(for: path, in: directory), directory)
+            (CoordinationRuntime.process.lockTable.file(for: path, in: directory), directory)
         }
     }
 

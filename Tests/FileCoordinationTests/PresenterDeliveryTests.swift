@@ -23,7 +23,7 @@ final class RecordingDelivery: PresenterDelivery {
 @Suite("Presenter delivery")
 struct PresenterDeliveryTests {
     private func messenger(_ delivery: RecordingDelivery, own: (any FilePresenter)? = nil) -> PresenterMessenger {
-        PresenterMessenger(registry: .shared, ownPresenter: own, requester: LockOwner(),
+        PresenterMessenger(runtime: .process, ownPresenter: own, requester: LockOwner(),
                            context: WaitContext(timeout: .seconds(10), token: CancellationToken()), delivery: delivery)
     }
 
@@ -78,16 +78,16 @@ struct PresenterDeliveryTests {
         let asker = LockOwner()
         let coordinator = Coordinator(filePresenter: presenter)
         #expect(coordinator.effectiveOwner === coordinator.owner)
-        let token = LockLending.lend(asker)
-        PresenterBorrowing.begin(PresenterID(presenter), token: token)
+        let token = CoordinationRuntime.process.lending.lend(asker)
+        CoordinationRuntime.process.borrowing.begin(PresenterID(presenter), token: token)
         #expect(coordinator.effectiveOwner === asker)
-        LockLending.end(token)
+        CoordinationRuntime.process.lending.end(token)
         #expect(coordinator.effectiveOwner === coordinator.owner, "an ended lending lends nothing")
-        PresenterBorrowing.end(PresenterID(presenter), token: token)
+        CoordinationRuntime.process.borrowing.end(PresenterID(presenter), token: token)
         // A token that names nothing in this process (say, from another process) lends nothing.
-        PresenterBorrowing.begin(PresenterID(presenter), token: BorrowToken(value: .max))
+        CoordinationRuntime.process.borrowing.begin(PresenterID(presenter), token: BorrowToken(value: .max))
         #expect(coordinator.effectiveOwner === coordinator.owner)
-        PresenterBorrowing.end(PresenterID(presenter), token: BorrowToken(value: .max))
+        CoordinationRuntime.process.borrowing.end(PresenterID(presenter), token: BorrowToken(value: .max))
     }
 
     @Test("the in-process delivery answers for a presenter that is gone as the defaults would")
@@ -95,7 +95,7 @@ struct PresenterDeliveryTests {
         let answers = Box<[String]>([])
         let nobody = PresenterID(process: PresenterID.thisProcess, number: 1)
         for message in [PresenterMessage.relinquishToWriter, .saveChanges] {
-            InProcessDelivery.shared.send(PresenterRequest(presenter: nobody, presentedPath: "/nowhere", message: message, borrow: nil)) { answer in
+            CoordinationRuntime.process.delivery.send(PresenterRequest(presenter: nobody, presentedPath: "/nowhere", message: message, borrow: nil)) { answer in
                 switch answer {
                 case .relinquished(let reacquirer): answers.mutate { $0.append("relinquished:\(reacquirer == nil)") }
                 case .completed(let error): answers.mutate { $0.append("completed:\(error == nil)") }

@@ -22,9 +22,9 @@ extension Coordinator {
         }
         let context = WaitContext(timeout: timeout, token: cancellation)
         try context.check()
-        let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter,
+        let messenger = PresenterMessenger(runtime: runtime, ownPresenter: filePresenter,
                                            requester: effectiveOwner, context: context)
-        let accesses = ResolvedAccess.resolve(intents)
+        let accesses = ResolvedAccess.resolve(intents, runtime: runtime)
         let reacquirers = try messenger.prepare(accesses)
         let prepared = messenger.concernedPresenters(accesses)
         settings.withLock { settings in for id in prepared { settings.batchPrepared[id, default: 0] += 1 } }

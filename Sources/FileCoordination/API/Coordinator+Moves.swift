@@ -8,11 +8,11 @@ extension Coordinator {
     /// is not messaged (but is re-indexed under its new URL). Messages are delivered
     /// asynchronously on each presenter's queue; this method does not wait for them.
     public func item(at oldURL: URL, didMoveTo newURL: URL) {
-        let oldPath = CanonicalPath.of(oldURL)
-        CanonicalPath.invalidate(under: oldPath)
-        let newPath = CanonicalPath.of(newURL)
-        MoveLog.record(from: oldPath, to: newPath)
-        let messenger = PresenterMessenger(registry: .shared, ownPresenter: filePresenter, requester: owner,
+        let oldPath = CanonicalPath.of(oldURL, in: runtime.paths)
+        CanonicalPath.invalidate(under: oldPath, in: runtime.paths)
+        let newPath = CanonicalPath.of(newURL, in: runtime.paths)
+        runtime.moveLog.record(from: oldPath, to: newPath)
+        let messenger = PresenterMessenger(runtime: runtime, ownPresenter: filePresenter, requester: owner,
                                            context: WaitContext(timeout: nil, token: cancellation))
         messenger.announceMove(from: oldPath, to: newPath, oldURL: oldURL, newURL: newURL)
     }

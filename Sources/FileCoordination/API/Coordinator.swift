@@ -24,6 +24,9 @@ import Synchronization
 /// coordinator may be used from any thread; ``cancel()`` may be called from any thread.
 public final class Coordinator: Sendable {
     let filePresenter: (any FilePresenter)?
+    /// Where this coordinator's presenters, locks and caches live (the process default unless
+    /// made with `init(filePresenter:runtime:)`).
+    let runtime: CoordinationRuntime
     let owner: LockOwner
     let cancellation = CancellationToken()
     /// The mutable settings, and the presenters prepared by a running
@@ -39,9 +42,17 @@ public final class Coordinator: Sendable {
     /// Creates a coordinator, optionally acting for `filePresenter` (which is then not messaged
     /// about this coordinator's accesses, and whose own coordinations join this one's locks while
     /// it answers a save or deletion request). Coordinators created with the same presenter never block each other.
-    public init(filePresenter: (any FilePresenter)? = nil) {
+    public convenience init(filePresenter: (any FilePresenter)? = nil) {
+        self.init(filePresenter: filePresenter, runtime: .process)
+    }
+
+    /// Creates a coordinator in `runtime` instead of the process default: it coordinates with
+    /// other runtimes only through their shared lock directory, and messages only `runtime`'s
+    /// presenters.
+    package init(filePresenter: (any FilePresenter)? = nil, runtime: CoordinationRuntime) {
         self.filePresenter = filePresenter
-        self.owner = PresenterLockOwners.owner(for: filePresenter)
+        self.runtime = runtime
+        self.owner = runtime.presenterLockOwners.owner(for: filePresenter)
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in
@@ -95,26 +106,27 @@ public final class Coordinator: Sendable {
     /// The owner whose locks this coordinator uses: its own, or — while its presenter answers a
     /// save or deletion request — the requester's.
     var effectiveOwner: LockOwner {
-        if let filePresenter, let borrowed = PresenterBorrowing.owner(for: filePresenter) { return borrowed }
+        if let filePresenter, let borrowed = runtime.borrowing.owner(for: filePresenter) { return borrowed }
         return owner
     }
 
     // MARK: Presenter registry
 
-    /// Registers `presenter` process-wide. It is held weakly; remove it before it goes away.
-    /// Register from inside a coordinated read so no change slips by unnoticed.
+    /// Registers `presenter` with this process's coordinators (the default runtime). It is held
+    /// weakly; remove it before it goes away. Register from inside a coordinated read so no
+    /// change slips by unnoticed.
     public static func addFilePresenter(_ presenter: any FilePresenter) {
-        PresenterRegistry.shared.add(presenter)
+        CoordinationRuntime.process.addFilePresenter(presenter)
     }
 
     /// Unregisters `presenter`. Removing one that is not registered does nothing.
     public static func removeFilePresenter(_ presenter: any FilePresenter) {
-        PresenterRegistry.shared.remove(presenter)
+        CoordinationRuntime.process.removeFilePresenter(presenter)
     }
 
     /// Every registered presenter still alive.
     public static var filePresenters: [any FilePresenter] {
-        PresenterRegistry.shared.all
+        CoordinationRuntime.process.filePresenters
     }
 
     // MARK: Packages
@@ -123,17 +135,17 @@ public final class Coordinator: Sendable {
     /// packages: any access to an item inside one counts as access to the whole package. Applies to
     /// coordinations that start afterwards; every cooperating process must register it too.
     public static func registerPackageExtension(_ pathExtension: String) {
-        PackageExtensions.register(pathExtension)
+        CoordinationRuntime.process.registerPackageExtension(pathExtension)
     }
 
     /// Stops treating directories with this extension as packages.
     public static func unregisterPackageExtension(_ pathExtension: String) {
-        PackageExtensions.unregister(pathExtension)
+        CoordinationRuntime.process.unregisterPackageExtension(pathExtension)
     }
 
     /// The registered package extensions (lowercased, without the dot).
     public static var packageExtensions: Set<String> {
-        PackageExtensions.all
+        CoordinationRuntime.process.packageExtensions.all
     }
 
     // MARK: Internal driver

@@ -10,6 +10,7 @@ struct CoordinatedAccess: Sendable {
     var held: HeldLocks
     let reacquirers: PresenterMessenger.Reacquirers
     let messenger: PresenterMessenger
+    let runtime: CoordinationRuntime
     /// Snapshots made for `.forUploading` reads, removed in `end`.
     var snapshots: [String: URL] = [:]
 
@@ -19,15 +20,17 @@ struct CoordinatedAccess: Sendable {
         try validate(intents)
         let context = WaitContext(timeout: coordinator.timeout, token: coordinator.cancellation, taskToken: taskToken)
         try context.check()
+        let runtime = coordinator.runtime
+        let moveLog = runtime.moveLog
         var lastMoved = intents[0].url
         // If an item is moved (through a coordinator) while we wait, lock it again where it is now.
         for _ in 0...MoveLog.retryLimit {
-            let sequence = MoveLog.sequence
-            var accesses = ResolvedAccess.resolveBeforeLocking(intents)
+            let sequence = moveLog.sequence
+            var accesses = ResolvedAccess.resolveBeforeLocking(intents, runtime: runtime)
             let owner = coordinator.effectiveOwner
-            var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context)
-            if MoveLog.sequence != sequence {
-                let moved = accesses.map { MoveLog.currentPath(of: $0.itemPath, since: sequence) }
+            var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context, runtime: runtime)
+            if moveLog.sequence != sequence {
+                let moved = accesses.map { moveLog.currentPath(of: $0.itemPath, since: sequence) }
                 if zip(moved, accesses).contains(where: { $0 != $1.itemPath }) {
                     held.release()
                     for index in intents.indices where moved[index] != accesses[index].itemPath {
@@ -40,7 +43,7 @@ struct CoordinatedAccess: Sendable {
             // What the items are (directory? there at all?) is looked up only now, locks held.
             for index in accesses.indices { accesses[index].inspect() }
             var messenger = PresenterMessenger(
-                registry: .shared, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
+                runtime: runtime, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
             messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }
             let reacquirers: PresenterMessenger.Reacquirers
             do {
@@ -49,10 +52,10 @@ struct CoordinatedAccess: Sendable {
                 held.release()
                 throw error
             }
-            if !PresenterRegistry.shared.isEmpty {
-                for written in accesses where written.isWrite { ChangeMonitor.shared.beginCoordinatedWrite(written.itemPath) }
+            if !runtime.registry.isEmpty {
+                for written in accesses where written.isWrite { runtime.changeMonitor.beginCoordinatedWrite(written.itemPath) }
             }
-            var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger)
+            var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger, runtime: runtime)
             do {
                 try access.makeSnapshots()
             } catch {
@@ -90,7 +93,7 @@ struct CoordinatedAccess: Sendable {
 
     /// Releases the locks, removes snapshots, tells presenters what changed and runs reacquirers.
     mutating func end() {
-        for written in accesses where written.isWrite { ChangeMonitor.shared.endCoordinatedWrite(written.itemPath) }
+        for written in accesses where written.isWrite { runtime.changeMonitor.endCoordinatedWrite(written.itemPath) }
         held.release()
         for snapshot in snapshots.values { try? FileManager.default.removeItem(at: snapshot.deletingLastPathComponent()) }
         snapshots.removeAll()

@@ -18,22 +18,24 @@ extension Coordinator {
         let access: LockOwner.Access = isWriting ? .write : .read
         let context = WaitContext(timeout: timeout, token: cancellation)
         var url = url
+        let runtime = self.runtime
+        let moveLog = runtime.moveLog
         for _ in 0...MoveLog.retryLimit {
             // Read before the path is resolved: a move recorded after this point is seen below.
-            let sequence = MoveLog.sequence
-            let itemPath = CanonicalPath.of(url)
-            if PresenterRegistry.shared.mayConcern(itemPath) {
+            let sequence = moveLog.sequence
+            let itemPath = CanonicalPath.of(url, in: runtime.paths)
+            if runtime.registry.mayConcern(itemPath) {
                 return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
             }
             try context.check()
-            let lockPath = PackageExtensions.outermostPackage(containing: itemPath) ?? itemPath
+            let lockPath = runtime.packageExtensions.outermostPackage(containing: itemPath) ?? itemPath
             let owner = effectiveOwner
             try owner.acquire(access, path: lockPath, stepper: LockStepper(context: context, owner: owner)) { () throws(CoordinationError) in
-                let directory = try LockDirectory.current()
-                return (LockTable.shared.file(for: lockPath, in: directory), directory)
+                let directory = try runtime.lockDirectory()
+                return (runtime.lockTable.file(for: lockPath, in: directory), directory)
             }
-            if MoveLog.sequence != sequence {
-                let current = MoveLog.currentPath(of: itemPath, since: sequence)
+            if moveLog.sequence != sequence {
+                let current = moveLog.currentPath(of: itemPath, since: sequence)
                 if current != itemPath {
                     // Moved while we waited: give the lock back and lock the item where it is now.
                     owner.release(access, on: lockPath)

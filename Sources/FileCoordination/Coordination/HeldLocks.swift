@@ -12,14 +12,17 @@ struct HeldLocks: Sendable {
     private(set) var subtrees: Set<String> = []
 
     /// Takes every claim, waiting as `context` allows. On failure nothing stays held.
-    static func acquire(_ claims: [LockClaim], owner: LockOwner, context: WaitContext) throws(CoordinationError) -> HeldLocks {
+    static func acquire(
+        _ claims: [LockClaim], owner: LockOwner, context: WaitContext, runtime: CoordinationRuntime
+    ) throws(CoordinationError) -> HeldLocks {
         var held = HeldLocks(owner: owner, claims: claims)
+        let table = runtime.lockTable
         do {
-            let directory = try LockDirectory.current()
+            let directory = try runtime.lockDirectory()
             let stepper = LockStepper(context: context, owner: owner)
             for claim in claims {
                 let locate = { () -> (LockFile, LockDirectory) in
-                    (LockTable.shared.file(for: claim.path, in: directory), directory)
+                    (table.file(for: claim.path, in: directory), directory)
                 }
                 let access: LockOwner.Access = claim.exclusive ? .write : .read
                 try owner.acquire(access, path: claim.path, stepper: stepper, locate: locate)
@@ -33,7 +36,7 @@ struct HeldLocks: Sendable {
                     held.taken.append((claim.path, .tree))
                     for inner in descendantLockFiles(of: claim.path, in: directory) {
                         try owner.acquire(.write, path: inner.key, stepper: stepper) {
-                            (LockTable.shared.file(for: inner.key, filePath: inner.filePath), directory)
+                            (table.file(for: inner.key, filePath: inner.filePath), directory)
                         }
                         held.taken.append((inner.key, .write))
                     }

@@ -17,14 +17,14 @@ struct ResolvedAccess: Sendable {
     var existedBefore = true
     let needsInspection: Bool
 
-    init(_ intent: FileAccessIntent, inspect: Bool) {
+    init(_ intent: FileAccessIntent, inspect: Bool, runtime: CoordinationRuntime) {
         self.intent = intent
         if case .reading(let options) = intent.kind, options.contains(.resolvesSymbolicLink) {
-            itemPath = CanonicalPath.resolvingItem(intent.url)
+            itemPath = CanonicalPath.resolvingItem(intent.url, in: runtime.paths)
         } else {
-            itemPath = CanonicalPath.of(intent.url)
+            itemPath = CanonicalPath.of(intent.url, in: runtime.paths)
         }
-        lockPath = PackageExtensions.outermostPackage(containing: itemPath) ?? itemPath
+        lockPath = runtime.packageExtensions.outermostPackage(containing: itemPath) ?? itemPath
         var needsKind = inspect
         switch intent.kind {
         case .writing(let options):
@@ -45,17 +45,17 @@ struct ResolvedAccess: Sendable {
 
     /// Resolves intents and inspects the items at once (when presenters are registered, or an
     /// option needs it) — for callers that hold no lock on them, such as a batch's `prepare`.
-    static func resolve(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
-        var accesses = resolveBeforeLocking(intents)
+    static func resolve(_ intents: [FileAccessIntent], runtime: CoordinationRuntime = .process) -> [ResolvedAccess] {
+        var accesses = resolveBeforeLocking(intents, runtime: runtime)
         for index in accesses.indices { accesses[index].inspect() }
         return accesses
     }
 
     /// Resolves intents without looking at the items yet: the caller takes the locks, then calls
     /// `inspect()` on each.
-    static func resolveBeforeLocking(_ intents: [FileAccessIntent]) -> [ResolvedAccess] {
-        let inspect = !PresenterRegistry.shared.isEmpty
-        return intents.map { ResolvedAccess($0, inspect: inspect) }
+    static func resolveBeforeLocking(_ intents: [FileAccessIntent], runtime: CoordinationRuntime) -> [ResolvedAccess] {
+        let inspect = !runtime.registry.isEmpty
+        return intents.map { ResolvedAccess($0, inspect: inspect, runtime: runtime) }
     }
 
     var isWrite: Bool { intent.isWriting }

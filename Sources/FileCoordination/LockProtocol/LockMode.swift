@@ -44,6 +44,8 @@ struct GroupCell: Sendable {
 /// Hands out lock-file *columns* to group-mode holders: unique among all live holders on the
 /// machine, built from the process id (22 bits) and a per-process slot (10 bits).
 final class ColumnAllocator: Sendable {
+    /// Process-wide, not per `CoordinationRuntime`: columns must be unique among all live holders
+    /// of the process, whatever their runtime, since they all share the kernel's locks.
     static let shared = ColumnAllocator()
     private let state = Locked<(next: Int, free: [Int])>((0, []))
     static let slotBits = 10

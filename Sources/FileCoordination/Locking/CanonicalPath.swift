@@ -16,49 +16,41 @@ import SystemSupport
 /// to go back to the bytes; never pass a canonical path to a C function directly.
 ///
 /// Resolving a parent costs a `realpath` (one `lstat` per component), so resolved parents are
-/// cached per process. The cache entries under a directory are dropped when that directory is
+/// cached (`PathCaches`, one per `CoordinationRuntime`; the functions below use the process
+/// runtime's unless given one). The cache entries under a directory are dropped when that directory is
 /// moved or deleted through a coordinator (``invalidate(under:)``); a symbolic link *retargeted*
 /// by an uncoordinated program while this process runs is noticed only after the cache is
 /// dropped (see Docs/Coordination.md, "Limits").
 enum CanonicalPath {
-    /// Resolved parent directories.
-    private static let parents = PathCache()
-    /// Whole paths already canonicalized: the hot path is one dictionary look-up.
-    private static let paths = PathCache()
-    /// Keyed by the URL's percent-encoded path, which costs a sixth of `url.path` (no decoding);
-    /// decoding happens only on a miss. Being ASCII, it also keeps apart names that differ only
-    /// in their bytes (two Unicode normalization forms, or bytes that are not UTF-8).
-    private static let encodedPaths = PathCache()
-
     /// The canonical path for `url` (a file URL).
-    static func of(_ url: URL) -> String {
-        encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: PathBytes.path(of: url)) }
+    static func of(_ url: URL, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
+        caches.encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: PathBytes.path(of: url), in: caches) }
     }
 
     /// The canonical path for a path given as a lossless path string.
-    static func of(path rawPath: String) -> String {
-        paths.value(for: rawPath) {
+    static func of(path rawPath: String, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
+        caches.paths.value(for: rawPath) {
             let normalized = withoutDots(rawPath)
             guard normalized != "/" else { return "/" }
             let (parent, name) = split(normalized)
             // "a/b/.." names the directory that `a/b` resolves to, not an entry in it.
-            if name == ".." { return canonicalDirectory(normalized) }
-            return join(canonicalDirectory(parent), name)
+            if name == ".." { return canonicalDirectory(normalized, in: caches) }
+            return join(canonicalDirectory(parent, in: caches), name)
         }
     }
 
     /// The item fully resolved, links included (for `.resolvesSymbolicLink`).
-    static func resolvingItem(_ url: URL) -> String {
+    static func resolvingItem(_ url: URL, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
         let path = withoutDots(PathBytes.path(of: url))
         if case .success(let resolved) = PathBytes.realPath(path) { return resolved }
-        return of(path: path)
+        return of(path: path, in: caches)
     }
 
     /// Drops cached resolutions at or below `path` (a directory moved or deleted).
-    static func invalidate(under path: String) {
+    static func invalidate(under path: String, in caches: PathCaches = CoordinationRuntime.process.paths) {
         let prefix = path == "/" ? "/" : path + "/"
         let affected: (String) -> Bool = { $0 == path || $0.hasPrefix(prefix) }
-        for cache in [parents, paths, encodedPaths] {
+        for cache in [caches.parents, caches.paths, caches.encodedPaths] {
             cache.drop { key, value in affected(key) || affected(value) }
         }
     }
@@ -74,12 +66,12 @@ enum CanonicalPath {
     }
 
     /// `directory` (absolute, without `.` components, maybe with `..`) as the kernel resolves it.
-    private static func canonicalDirectory(_ directory: String) -> String {
+    private static func canonicalDirectory(_ directory: String, in caches: PathCaches) -> String {
         if directory == "/" { return "/" }
-        return parents.value(for: directory) {
+        return caches.parents.value(for: directory) {
             if case .success(let real) = PathBytes.realPath(directory) { return real }
             let (parent, name) = split(directory)
-            let resolvedParent = canonicalDirectory(parent)
+            let resolvedParent = canonicalDirectory(parent, in: caches)
             // Missing, so nothing to follow: a `..` after it goes back up as text.
             if name == ".." { return split(resolvedParent).parent }
             return join(resolvedParent, name)
@@ -153,6 +145,18 @@ enum CanonicalPath {
         return path.count > directory.count && path.hasPrefix(directory)
             && path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: directory.utf8.count)] == UInt8(ascii: "/")
     }
+}
+
+/// The caches behind `CanonicalPath`, owned by a `CoordinationRuntime`.
+final class PathCaches: Sendable {
+    /// Resolved parent directories.
+    let parents = PathCache()
+    /// Whole paths already canonicalized: the hot path is one dictionary look-up.
+    let paths = PathCache()
+    /// Keyed by the URL's percent-encoded path, which costs a sixth of `url.path` (no decoding);
+    /// decoding happens only on a miss. Being ASCII, it also keeps apart names that differ only
+    /// in their bytes (two Unicode normalization forms, or bytes that are not UTF-8).
+    let encodedPaths = PathCache()
 }
 
 /// A bounded, thread-safe string → string cache (emptied when it reaches its limit).

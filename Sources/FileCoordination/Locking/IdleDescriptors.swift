@@ -7,6 +7,8 @@ import Glibc
 /// a process that coordinates thousands of files (a folder scan, a sync agent) far from its
 /// descriptor limit. The oldest descriptor is closed when a new one would exceed the limit.
 final class IdleDescriptors: Sendable {
+    /// Process-wide, not per `CoordinationRuntime`: descriptors (and the limit they count
+    /// against) belong to the process, so the bound must hold for all runtimes together.
     static let shared = IdleDescriptors(limit: 64)
 
     private struct Entry {

@@ -23,8 +23,9 @@ struct LockDirectory: Sendable, Equatable {
 
     static let environmentVariable = "CLOUDDOCUMENTS_LOCK_DIR"
 
-    /// The lock directory for this process, validated once and then cached (decided at the first
-    /// coordination).
+    /// The lock directory of the process default runtime (`CoordinationRuntime.process`, and any
+    /// runtime made without a directory of its own), validated once and then cached (decided at
+    /// the first coordination).
     static func current() throws(CoordinationError) -> LockDirectory {
         try resolvedOnce.get()
     }

@@ -69,11 +69,11 @@ final class LockFile: Sendable {
 
     /// After `lock(fd)` succeeded: makes sure the locks sit on the item's *linked* lock file.
     /// While `fd`'s file turns out to have been reclaimed, drops its locks, closes it, opens (or
-    /// creates, through `LockTable.create` with `stepper`) the file anew and calls `lock` again.
+    /// creates, through `table.create` with `stepper`) the file anew and calls `lock` again.
     /// On return `fd` is locked and linked; on a throw `fd` is -1 or still a descriptor the
     /// caller must unlock and check in.
     func keepLinked(
-        _ fd: inout Int32, stepper: LockStepper,
+        _ fd: inout Int32, table: LockTable, stepper: LockStepper,
         locate: () throws(CoordinationError) -> (LockFile, LockDirectory),
         lock: (Int32) throws(CoordinationError) -> Void
     ) throws(CoordinationError) {
@@ -88,7 +88,7 @@ final class LockFile: Sendable {
             guard attempts < Self.relinkAttempts else { throw .lockFailed(path: filePath, errno: ESTALE) }
             let directory = try locate().1
             fd = try checkout { (missing) throws(CoordinationError) -> Int32 in
-                try LockTable.shared.create(missing, in: directory, step: stepper)
+                try table.create(missing, in: directory, step: stepper)
             }
             try lock(fd)
         }

@@ -97,7 +97,13 @@ final class LockOwner: Sendable {
     private static let nextID = Atomic<Int>(0)
     private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
 
-    init() {}
+    /// The table through which this owner creates missing lock files (its runtime's).
+    let lockTable: LockTable
+
+    /// An owner creating lock files through `lockTable` (tests: the process runtime's by default).
+    init(lockTable: LockTable = CoordinationRuntime.process.lockTable) {
+        self.lockTable = lockTable
+    }
 
     deinit {
         for idle in state.withLock({ $0.slots.idle }) { idle.file.checkin(idle.fd) }
@@ -203,13 +209,13 @@ final class LockOwner: Sendable {
                 let (located, directory) = try locate()
                 file = located
                 fd = try located.checkout { (missing) throws(CoordinationError) -> Int32 in
-                    try LockTable.shared.create(missing, in: directory, step: stepper)
+                    try lockTable.create(missing, in: directory, step: stepper)
                 }
             }
             if let groupName { mode = .group(GroupCell.allocate(purpose: groupName)) }
             try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
             // Lock files are reclaimed: the lock must sit on the item's linked lock file.
-            try file?.keepLinked(&fd, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
+            try file?.keepLinked(&fd, table: lockTable, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
                 try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
             }
         } catch {

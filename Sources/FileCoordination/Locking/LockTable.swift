@@ -1,18 +1,17 @@
 import Glibc
 import Synchronization
 
-/// The process-wide table of lock files, keyed by canonical item path, and the protocol that
+/// A runtime's table of lock files (`CoordinationRuntime.lockTable`), keyed by canonical item path, and the protocol that
 /// creates a lock file when its item is coordinated and it does not exist (the first time, or
 /// after it was reclaimed).
 ///
 /// The table holds no descriptors (idle ones live in the bounded `IdleDescriptors`), only the
 /// small `LockFile` values, so it may be cleared at any time.
 final class LockTable: Sendable {
-    static let shared = LockTable()
     private struct State {
         var files: [String: LockFile] = [:]
-        /// The reclaim scheduler of the lock directory `files` belong to (one per process, except
-        /// in tests).
+        /// The reclaim scheduler of the lock directory `files` belong to (its runtime's; shared
+        /// with other runtimes of the process that use the same directory).
         var scheduler: ReclaimScheduler?
     }
     private let state = Locked(State())
@@ -87,7 +86,7 @@ final class LockTable: Sendable {
             }
             do {
                 try takeTree(fd)
-                try ancestor.keepLinked(&fd, stepper: step, locate: { (ancestor, directory) }, lock: takeTree)
+                try ancestor.keepLinked(&fd, table: self, stepper: step, locate: { (ancestor, directory) }, lock: takeTree)
             } catch {
                 if fd >= 0 {
                     _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.tree, length: 1, wait: false)

@@ -1,14 +1,14 @@
 import Synchronization
 
 /// The registry of *package* extensions: directories with these extensions are documents, and any
-/// access to an item inside one counts as access to the whole package.
-enum PackageExtensions {
-    private static let registered = Locked<Set<String>>([])
+/// access to an item inside one counts as access to the whole package. One per `CoordinationRuntime`.
+final class PackageExtensions: Sendable {
+    private let registered = Locked<Set<String>>([])
     /// Mirrors `registered.count`, so the usual "no package types at all" costs no lock.
-    private static let count = Atomic<Int>(0)
+    private let count = Atomic<Int>(0)
 
-    static func register(_ pathExtension: String) {
-        let normalized = normalize(pathExtension)
+    func register(_ pathExtension: String) {
+        let normalized = Self.normalize(pathExtension)
         guard !normalized.isEmpty else { return }
         registered.withLock { set in
             set.insert(normalized)
@@ -16,17 +16,17 @@ enum PackageExtensions {
         }
     }
 
-    static func unregister(_ pathExtension: String) {
+    func unregister(_ pathExtension: String) {
         registered.withLock { set in
-            set.remove(normalize(pathExtension))
+            set.remove(Self.normalize(pathExtension))
             count.store(set.count, ordering: .releasing)
         }
     }
 
-    static var all: Set<String> { registered.withLock { $0 } }
+    var all: Set<String> { registered.withLock { $0 } }
 
     /// The outermost package that contains `path` (or is `path`), if any.
-    static func outermostPackage(containing path: String) -> String? {
+    func outermostPackage(containing path: String) -> String? {
         guard count.load(ordering: .acquiring) > 0 else { return nil }
         let extensions = all
         guard !extensions.isEmpty else { return nil }
@@ -41,7 +41,7 @@ enum PackageExtensions {
         return nil
     }
 
-    static func isPackage(_ path: String) -> Bool {
+    func isPackage(_ path: String) -> Bool {
         outermostPackage(containing: path) == path
     }
 

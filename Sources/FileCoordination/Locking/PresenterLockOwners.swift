@@ -8,23 +8,30 @@
 /// Entries hold the presenter and the owner weakly: the owner lives as long as a coordinator (or
 /// an access in flight) uses it, and a new presenter at a reused address never finds the old
 /// presenter's owner, because the entry's presenter must be the very same object.
-enum PresenterLockOwners {
+///
+/// One per `CoordinationRuntime`; its owners create lock files through the runtime's lock table.
+final class PresenterLockOwners: Sendable {
     private struct Entry {
         weak var presenter: (any FilePresenter)?
         weak var owner: LockOwner?
     }
 
-    private static let entries = Locked<(byPresenter: [ObjectIdentifier: Entry], sweepAt: Int)>(([:], 64))
+    private let lockTable: LockTable
+    private let entries = Locked<(byPresenter: [ObjectIdentifier: Entry], sweepAt: Int)>(([:], 64))
+
+    init(lockTable: LockTable) {
+        self.lockTable = lockTable
+    }
 
     /// The owner for a new coordinator: a fresh one without a presenter, else the presenter's.
-    static func owner(for presenter: (any FilePresenter)?) -> LockOwner {
-        guard let presenter else { return LockOwner() }
+    func owner(for presenter: (any FilePresenter)?) -> LockOwner {
+        guard let presenter else { return LockOwner(lockTable: lockTable) }
         let id = ObjectIdentifier(presenter)
         return entries.withLock { entries in
             if let entry = entries.byPresenter[id], entry.presenter === presenter, let owner = entry.owner {
                 return owner
             }
-            let owner = LockOwner()
+            let owner = LockOwner(lockTable: lockTable)
             entries.byPresenter[id] = Entry(presenter: presenter, owner: owner)
             if entries.byPresenter.count >= entries.sweepAt {
                 entries.byPresenter = entries.byPresenter.filter { $0.value.owner != nil && $0.value.presenter != nil }

@@ -29,6 +29,8 @@ final class ReclaimEpoch: @unchecked Sendable {
     }
 
     /// Per lock directory: its epoch, or nil when it could not be mapped (not tried again).
+    /// Process-wide, not per `CoordinationRuntime`: one mapping per lock directory *file*, shared
+    /// by every runtime that uses that directory.
     private static let mapped = Locked<[String: ReclaimEpoch?]>([:])
 
     /// The epoch of the lock directory at `directoryPath`, mapped once per process; nil when the

@@ -34,6 +34,8 @@ final class ReclaimScheduler: Sendable {
         reclaimer = LockFileReclaimer(directory: directory)
     }
 
+    /// Process-wide, not per `CoordinationRuntime`: one scheduler (one reclaiming thread) per lock
+    /// directory and process, shared by every runtime that uses that directory.
     private static let schedulers = Locked<[String: ReclaimScheduler]>([:])
 
     /// The scheduler of `directory` (one per lock directory and process).

@@ -10,6 +10,8 @@ import Synchronization
 final class VerifiedDescriptors: @unchecked Sendable {
     // @unchecked: the slots are atomics, allocated once and never freed (the object lives as long
     // as the process); a slot is only changed by the thread that holds its descriptor.
+    /// Process-wide, not per `CoordinationRuntime`: it is indexed by descriptor number, and a
+    /// number closed through one runtime may at once be reused by another.
     static let shared = VerifiedDescriptors(capacity: 4096)
 
     private let slots: UnsafeMutablePointer<Atomic<UInt64>>

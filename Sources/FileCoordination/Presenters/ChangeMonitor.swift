@@ -3,9 +3,12 @@ import Glibc
 import Synchronization
 import SystemSupport
 
-/// Notices changes to presented items made outside this process's coordinators — by another
-/// process (coordinated there, or not coordinated at all) — and tells the item's presenters with
-/// `presentedItemDidChange()`, as Apple's system does "when it notices them".
+/// Notices changes to presented items made outside its runtime's coordinators — by another
+/// process or runtime (coordinated there, or not coordinated at all) — and tells the item's presenters with
+/// `presentedItemDidChange()` (an `.itemDidChange` request through the runtime's
+/// `PresenterDelivery`, like every other message), as Apple's system does "when it notices them".
+/// One per `CoordinationRuntime`; its thread and `inotify` descriptor, once started (at the first
+/// presenter registered), live as long as the process, even if the runtime goes away.
 ///
 /// One `inotify` descriptor watches the *directory* of every presented item (documents are
 /// usually replaced by rename, which a watch on the file itself would lose). A background thread
@@ -16,7 +19,20 @@ import SystemSupport
 /// process writes the item, and the stamp is renewed when it is done, so presenters already told
 /// by the coordinator are not told twice.
 final class ChangeMonitor: Sendable {
-    static let shared = ChangeMonitor()
+    /// Where changes are reported: the runtime's registry and delivery, held weakly (they hold
+    /// this monitor), set once by `attach`.
+    private struct Target {
+        weak var registry: PresenterRegistry?
+        weak var delivery: InProcessDelivery?
+    }
+    private let target = Locked(Target())
+
+    init() {}
+
+    /// Sets where changes are reported (called once by the runtime that owns this monitor).
+    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
+        target.withLock { $0 = Target(registry: registry, delivery: delivery) }
+    }
 
     /// The stamp of the item at `path` (a canonical path): what was last seen of it, its identity
     /// (not following a final link) or `FileIdentity.missing`.
@@ -168,8 +184,11 @@ final class ChangeMonitor: Sendable {
             return true
         }
         guard changed else { return }
-        for (presenter, _) in PresenterRegistry.shared.presenters(at: path) {
-            deliver(to: presenter) { presenter.presentedItemDidChange() }
+        let (registry, delivery) = target.withLock { ($0.registry, $0.delivery) }
+        guard let registry, let delivery else { return }
+        for address in registry.addresses(at: path) {
+            delivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path, message: .itemDidChange, borrow: nil),
+                          answer: nil)
         }
     }
 }

@@ -4,16 +4,17 @@ import Foundation
 /// `presentedItemOperationQueue` (at once, when the caller already runs on that queue), and turns
 /// their callbacks into `PresenterAnswer`s. See `PresenterDelivery` for the contract.
 final class InProcessDelivery: PresenterDelivery {
-    static let shared = InProcessDelivery(registry: .shared)
-
     let registry: PresenterRegistry
+    /// The presenter side of lock borrowing, for requests that carry a `BorrowToken`.
+    let borrowing: PresenterBorrowing
     /// Reacquirers handed out, until `.reacquire` runs them. The presenter is kept with its
     /// reacquirer (strongly, as Apple does) so the reacquirer runs even if it was unregistered
     /// meanwhile.
     private let reacquirers = Locked<(next: UInt64, table: [UInt64: (any FilePresenter, @Sendable () -> Void)])>((0, [:]))
 
-    init(registry: PresenterRegistry) {
+    init(registry: PresenterRegistry, borrowing: PresenterBorrowing) {
         self.registry = registry
+        self.borrowing = borrowing
     }
 
     func send(_ request: PresenterRequest, answer: (@Sendable (PresenterAnswer) -> Void)?) {
@@ -46,11 +47,11 @@ final class InProcessDelivery: PresenterDelivery {
                 }
             }
         case .saveChanges, .accommodateDeletion, .accommodateSubitemDeletion:
-            let id = request.presenter, token = request.borrow
-            if let token { PresenterBorrowing.begin(id, token: token) }
+            let id = request.presenter, token = request.borrow, borrowing = self.borrowing
+            if let token { borrowing.begin(id, token: token) }
             let completed: @Sendable ((any Error)?) -> Void = { error in
                 guard once.first() else { return }
-                if let token { PresenterBorrowing.end(id, token: token) }
+                if let token { borrowing.end(id, token: token) }
                 answer?(.completed(error))
             }
             let message = request.message

@@ -14,13 +14,20 @@ import Synchronization
 /// A presenter's coordinator finds its presenter's latest token still lent and joins that owner.
 /// Nothing here depends on the asker and the presenter sharing an object: a token that does not
 /// resolve (its lending ended, or it came from another process) simply lends nothing.
-enum PresenterBorrowing {
-    private static let answering = Locked<[PresenterID: [BorrowToken]]>([:])
+///
+/// One pair per `CoordinationRuntime`.
+final class PresenterBorrowing: Sendable {
+    private let lending: LockLending
+    private let answering = Locked<[PresenterID: [BorrowToken]]>([:])
     /// How many presenters answer under a token now: lets `owner(for:)` skip the lock when none do.
-    private static let activeCount = Atomic<Int>(0)
+    private let activeCount = Atomic<Int>(0)
+
+    init(lending: LockLending) {
+        self.lending = lending
+    }
 
     /// The presenter starts answering a request that carries `token`.
-    static func begin(_ presenter: PresenterID, token: BorrowToken) {
+    func begin(_ presenter: PresenterID, token: BorrowToken) {
         answering.withLock { answering in
             answering[presenter, default: []].append(token)
             activeCount.store(answering.count, ordering: .releasing)
@@ -28,7 +35,7 @@ enum PresenterBorrowing {
     }
 
     /// The presenter answered the request that carried `token`.
-    static func end(_ presenter: PresenterID, token: BorrowToken) {
+    func end(_ presenter: PresenterID, token: BorrowToken) {
         answering.withLock { answering in
             guard var tokens = answering[presenter], let index = tokens.lastIndex(of: token) else { return }
             tokens.remove(at: index)
@@ -39,22 +46,22 @@ enum PresenterBorrowing {
 
     /// The owner a coordinator for `presenter` should act as right now, if it is borrowing one:
     /// the owner of the latest request it answers whose lending has not ended.
-    static func owner(for presenter: any FilePresenter) -> LockOwner? {
+    func owner(for presenter: any FilePresenter) -> LockOwner? {
         guard activeCount.load(ordering: .acquiring) > 0 else { return nil }
         let tokens = answering.withLock { $0[PresenterID(presenter)] } ?? []
         for token in tokens.reversed() {
-            if let owner = LockLending.owner(token) { return owner }
+            if let owner = lending.owner(token) { return owner }
         }
         return nil
     }
 }
 
 /// The asker's side of lock borrowing: which lock owner each outstanding `BorrowToken` names.
-enum LockLending {
-    private static let state = Locked<(next: UInt64, owners: [UInt64: LockOwner])>((0, [:]))
+final class LockLending: Sendable {
+    private let state = Locked<(next: UInt64, owners: [UInt64: LockOwner])>((0, [:]))
 
     /// Lends `owner` until `end` is called; the token goes into the requests.
-    static func lend(_ owner: LockOwner) -> BorrowToken {
+    func lend(_ owner: LockOwner) -> BorrowToken {
         state.withLock { state in
             state.next += 1
             state.owners[state.next] = owner
@@ -64,11 +71,11 @@ enum LockLending {
 
     /// Ends the lending: presenters still answering no longer join the asker's locks (the asker
     /// is giving them up, after a failure or once every answer is in).
-    static func end(_ token: BorrowToken) {
+    func end(_ token: BorrowToken) {
         _ = state.withLock { $0.owners.removeValue(forKey: token.value) }
     }
 
-    static func owner(_ token: BorrowToken) -> LockOwner? {
+    func owner(_ token: BorrowToken) -> LockOwner? {
         state.withLock { $0.owners[token.value] }
     }
 }

@@ -10,6 +10,8 @@ import Synchronization
 /// accesses.
 struct PresenterMessenger {
     let registry: PresenterRegistry
+    let packageExtensions: PackageExtensions
+    let lending: LockLending
     let ownPresenter: PresenterID?
     let requester: LockOwner
     let context: WaitContext
@@ -19,13 +21,17 @@ struct PresenterMessenger {
 
     typealias Reacquirers = [Reacquirer]
 
-    init(registry: PresenterRegistry, ownPresenter: (any FilePresenter)?, requester: LockOwner,
+    /// A messenger for `runtime`'s presenters, sending through `delivery` (the runtime's own
+    /// unless given, for tests).
+    init(runtime: CoordinationRuntime, ownPresenter: (any FilePresenter)?, requester: LockOwner,
          context: WaitContext, delivery: (any PresenterDelivery)? = nil) {
-        self.registry = registry
+        self.registry = runtime.registry
+        self.packageExtensions = runtime.packageExtensions
+        self.lending = runtime.lending
         self.ownPresenter = ownPresenter.map(PresenterID.init)
         self.requester = requester
         self.context = context
-        self.delivery = delivery ?? (registry === PresenterRegistry.shared ? InProcessDelivery.shared : InProcessDelivery(registry: registry))
+        self.delivery = delivery ?? runtime.delivery
     }
 
     // MARK: Before the accessor
@@ -84,7 +90,7 @@ struct PresenterMessenger {
     /// Presenters of the item, of the package that contains it, and of items inside that package.
     private func presentersConcerned(by access: ResolvedAccess) -> [PresenterAddress] {
         var result = registry.addresses(at: access.itemPath)
-        if access.isInsidePackage || PackageExtensions.isPackage(access.lockPath) {
+        if access.isInsidePackage || packageExtensions.isPackage(access.lockPath) {
             if access.isInsidePackage { result += registry.addresses(at: access.lockPath) }
             result += registry.addressesInside(access.lockPath)
         }
@@ -119,8 +125,8 @@ struct PresenterMessenger {
     private func ask(_ requests: [(PresenterAddress, PresenterMessage)]) throws(CoordinationError) {
         guard !requests.isEmpty else { return }
         let collector = AnswerCollector(expecting: requests.count)
-        let token = LockLending.lend(requester)
-        defer { LockLending.end(token) }
+        let token = lending.lend(requester)
+        defer { lending.end(token) }
         for (address, message) in requests {
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
                                            message: message, borrow: message.lendsLocks ? token : nil)

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The process-wide registry of file presenters, indexed by the canonical path of the item each
+/// A runtime's registry of file presenters (`CoordinationRuntime.registry`), indexed by the canonical path of the item each
 /// presents, so finding the presenters concerned by an access costs a few dictionary look-ups
 /// whatever the number of presenters.
 ///
@@ -15,7 +15,15 @@ import Synchronization
 /// `PresenterDelivery`, and `ChangeMonitor` watches the registered items for changes made by
 /// other processes. A transport for presenters in other processes plugs in beside it.
 final class PresenterRegistry: Sendable {
-    static let shared = PresenterRegistry()
+    /// Watches the registered items for changes made elsewhere.
+    let monitor: ChangeMonitor
+    /// The runtime's canonical-path caches.
+    let paths: PathCaches
+
+    init(monitor: ChangeMonitor, paths: PathCaches) {
+        self.monitor = monitor
+        self.paths = paths
+    }
 
     struct Registered: @unchecked Sendable {
         // @unchecked: `presenter` is a weak reference to a Sendable object; only read under the lock.
@@ -60,11 +68,11 @@ final class PresenterRegistry: Sendable {
 
     func add(_ presenter: any FilePresenter) {
         let id = PresenterID(presenter)
-        let path = presenter.presentedItemURL.map(CanonicalPath.of)
+        let path = presenter.presentedItemURL.map { CanonicalPath.of($0, in: paths) }
         state.withLock { state in
-            if state.entries[id] != nil { Self.unindex(id, in: &state) }
+            if state.entries[id] != nil { Self.unindex(id, in: &state, monitor: monitor) }
             state.entries[id] = Registered(presenter: presenter, path: path)
-            Self.index(id, path: path, in: &state)
+            Self.index(id, path: path, in: &state, monitor: monitor)
             count.store(state.entries.count, ordering: .releasing)
         }
     }
@@ -72,7 +80,7 @@ final class PresenterRegistry: Sendable {
     func remove(_ presenter: any FilePresenter) {
         let id = PresenterID(presenter)
         state.withLock { state in
-            Self.unindex(id, in: &state)
+            Self.unindex(id, in: &state, monitor: monitor)
             state.entries.removeValue(forKey: id)
             count.store(state.entries.count, ordering: .releasing)
         }
@@ -131,9 +139,9 @@ final class PresenterRegistry: Sendable {
                 }
             }
             for (id, _, destination) in moved {
-                Self.unindex(id, in: &state)
+                Self.unindex(id, in: &state, monitor: monitor)
                 state.entries[id]?.path = destination
-                Self.index(id, path: destination, in: &state)
+                Self.index(id, path: destination, in: &state, monitor: monitor)
             }
             return moved
         }
@@ -151,20 +159,20 @@ final class PresenterRegistry: Sendable {
         return ids.compactMap { id in state.entries[id]?.presenter.map { ($0, path) } }
     }
 
-    private static func index(_ id: PresenterID, path: String?, in state: inout State) {
+    private static func index(_ id: PresenterID, path: String?, in state: inout State, monitor: ChangeMonitor) {
         if let path {
             state.byPath[path, default: []].append(id)
             state.pathHashes[StableHash.fnv1a64(path.utf8), default: 0] += 1
-            ChangeMonitor.shared.watch(path)
+            monitor.watch(path)
         } else {
             state.unplaced.insert(id)
         }
     }
 
-    private static func unindex(_ id: PresenterID, in state: inout State) {
+    private static func unindex(_ id: PresenterID, in state: inout State, monitor: ChangeMonitor) {
         state.unplaced.remove(id)
         guard let path = state.entries[id]?.path else { return }
-        ChangeMonitor.shared.unwatch(path)
+        monitor.unwatch(path)
         let hash = StableHash.fnv1a64(path.utf8)
         if let count = state.pathHashes[hash] {
             if count <= 1 { state.pathHashes.removeValue(forKey: hash) } else { state.pathHashes[hash] = count - 1 }
@@ -180,14 +188,14 @@ final class PresenterRegistry: Sendable {
         }
         guard !waiting.isEmpty else { return }
         let placed = waiting.compactMap { presenter in
-            presenter.presentedItemURL.map { (PresenterID(presenter), CanonicalPath.of($0)) }
+            presenter.presentedItemURL.map { (PresenterID(presenter), CanonicalPath.of($0, in: paths)) }
         }
         guard !placed.isEmpty else { return }
         state.withLock { state in
             for (id, path) in placed where state.unplaced.contains(id) {
                 state.unplaced.remove(id)
                 state.entries[id]?.path = path
-                Self.index(id, path: path, in: &state)
+                Self.index(id, path: path, in: &state, monitor: monitor)
             }
         }
     }

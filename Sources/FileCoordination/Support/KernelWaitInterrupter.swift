@@ -27,6 +27,8 @@ import Synchronization
 /// has already been told to end; a lock wait itself never polls.
 final class KernelWaitInterrupter: @unchecked Sendable {
     // @unchecked: every mutable field below is read and written only while `condition` is locked.
+    /// Process-wide, not per `CoordinationRuntime`: signal dispositions and the threads a signal
+    /// interrupts belong to the process.
     static let shared = KernelWaitInterrupter()
 
     enum Reason { case timedOut, cancelled }
