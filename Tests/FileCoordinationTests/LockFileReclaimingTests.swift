@@ -26,10 +26,26 @@ struct LockFileReclaimingTests {
     @Test func theIdleCacheClosesTheLeastRecentlyUsed() throws {
         let cache = IdleDescriptors(limit: 2)
         let files = (0..<3).map { LockFile(itemPath: "/x\($0)", filePath: "/dev/null", epoch: nil) }
-        let fds = (0..<3).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        // Pipes: a write end handed to the cache is closed exactly when its read end reads EOF
+        // (checking the descriptor number itself would race with other tests reusing it).
+        var readEnds: [Int32] = []
+        var fds: [Int32] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+            readEnds.append(ends[0])
+            fds.append(ends[1])
+        }
+        defer { readEnds.forEach { _ = close($0) } }
+        func isClosed(_ index: Int) -> Bool {
+            var byte: UInt8 = 0
+            return read(readEnds[index], &byte, 1) == 0
+        }
         for (file, fd) in zip(files, fds) { cache.put(fd, for: file) }
         #expect(cache.count == 2)
-        #expect(fcntl(fds[0], F_GETFD) == -1, "the oldest was closed")
+        #expect(isClosed(0), "the oldest was closed")
+        #expect(!isClosed(1) && !isClosed(2), "the two newest are kept open")
         #expect(cache.take(for: files[0]) == nil)
         #expect(cache.take(for: files[2]) == fds[2])
         #expect(cache.take(for: files[1]) == fds[1])

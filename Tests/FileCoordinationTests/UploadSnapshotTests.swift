@@ -178,6 +178,12 @@ struct UploadSnapshotTests {
                         "nothing is left behind")
             }
             // Through the public API, in a process whose temporary directory is the full tmpfs.
+            // Not under ThreadSanitizer: its runtime dies of SIGBUS (in its `memcpy` interceptor,
+            // while Swift demangles a type name) when TMPDIR is a full tmpfs, before our code runs.
+            if dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil {
+                print("skipping the child-process half: ThreadSanitizer cannot run with TMPDIR on a full tmpfs")
+                return
+            }
             let output = try runHelper(["upload", folder.path], environment: ["TMPDIR": small.path])
             #expect(output.contains("Could not read or write"), "got: \(output)")
             #expect(output.contains("errno \(ENOSPC)"), "got: \(output)")
