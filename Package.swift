@@ -51,9 +51,9 @@ let package = Package(
                           swiftSettings: strict),
 
         // MARK: Tests
-        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments"],
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["FileCoordination"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),

@@ -225,32 +225,3 @@ struct LockProtocolContentionTests {
     }
 }
 
-/// The same load as the helper's `mix` command, for threads of this process.
-private func mixedAccesses(_ url: URL, times: Int, seed: Int) -> (Int, Int, String?) {
-    var increments = 0, deadlocks = 0
-    let increment: (URL) throws -> Void = { url in
-        let value = Int((try? String(contentsOf: url, encoding: .utf8)) ?? "") ?? -1_000_000
-        try String(value + 1).write(to: url, atomically: false, encoding: .utf8)
-    }
-    for step in 0..<times {
-        let c = Coordinator()
-        if (seed + step) % 4 == 0 { _ = c.purposeIdentifier }  // group mode, a purpose of its own
-        do {
-            switch (seed * 7 + step) % 3 {
-            case 0:
-                try c.coordinate(readingItemAt: url) { url in try c.coordinate(writingItemAt: url, byAccessor: increment) }
-                increments += 1
-            case 1:
-                try c.coordinate(writingItemAt: url, byAccessor: increment)
-                increments += 1
-            default:
-                try c.coordinate(readingItemAt: url) { _ in }
-            }
-        } catch let error as CoordinationError {
-            if caseName(error) == "wouldDeadlock" { deadlocks += 1 } else { return (increments, deadlocks, "\(error)") }
-        } catch {
-            return (increments, deadlocks, "\(error)")
-        }
-    }
-    return (increments, deadlocks, nil)
-}
