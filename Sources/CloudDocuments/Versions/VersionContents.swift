@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+/// Copying, flushing and measuring the contents of versions (a file, or a folder such as a
+/// package). Internal; any thread; no state.
+enum VersionContents {
+    /// Device and inode: which file a name leads to.
+    struct Inode: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    static func inode(of path: String, followingLinks: Bool) -> Inode? {
+        var info = stat()
+        let result = PathBytes.withCString(path) { followingLinks ? stat($0, &info) : lstat($0, &info) }
+        return result == 0 ? Inode(info) : nil
+    }
+
+    /// Copies the file or folder tree at `source` to the new path `destination` (which must not
+    /// exist). Files keep their permission bits and modification times; symbolic links inside a
+    /// folder are copied as links. Nothing is flushed: see ``syncTree(_:)``.
+    static func copy(_ source: String, to destination: String) throws(FileVersionError) {
+        do {
+            try FileManager.default.copyItem(atPath: PathBytes.display(source), toPath: PathBytes.display(destination))
+        } catch {
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
+            throw .storeFailed(path: destination, call: "copy", errno: Int32(truncatingIfNeeded: code))
+        }
+    }
+
+    /// `fsync`s the file at `path`, or every file and folder of the tree at `path`.
+    static func syncTree(_ path: String) throws(FileVersionError) {
+        let info: stat?
+        do { info = try POSIX.linkStatus(path) } catch { throw FileVersionError(error) }
+        guard let info else { return }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            do throws(SystemCallError) {
+                let file = try POSIX.open(path, O_RDONLY | O_NOFOLLOW)
+                do { try file.sync() } catch { _ = Glibc.close(file.rawValue); throw error }
+                try file.close()
+            } catch { throw FileVersionError(error) }
+        case S_IFDIR:
+            let names: [String]
+            do { names = try POSIX.directoryEntries(path).names } catch { throw FileVersionError(error) }
+            for name in names { try syncTree(path + "/" + name) }
+            do { try POSIX.syncDirectory(path) } catch { throw FileVersionError(error) }
+        default:
+            return  // Symbolic links: their entry is flushed with the folder.
+        }
+    }
+
+    /// The bytes of the file at `path`, or of every file in the tree at `path`.
+    static func size(of path: String) -> Int64 {
+        guard let info = try? POSIX.linkStatus(path) else { return 0 }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return Int64(info.st_size) }
+        let names = (try? POSIX.directoryEntries(path).names) ?? []
+        return names.reduce(Int64(info.st_size)) { $0 + size(of: path + "/" + $1) }
+    }
+
+    /// Creates the file `path` with `data`, flushed.
+    static func writeNewFile(_ data: Data, at path: String) throws(FileVersionError) {
+        do throws(SystemCallError) {
+            let file = try POSIX.open(path, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600)
+            do throws(SystemCallError) {
+                try writeAll(data, to: file)
+                try file.sync()
+            } catch {
+                _ = Glibc.close(file.rawValue)
+                throw error
+            }
+            try file.close()
+        } catch { throw FileVersionError(error) }
+    }
+
+    /// Writes all of `data` to `file`.
+    static func writeAll(_ data: Data, to file: FileDescriptor) throws(SystemCallError) {
+        var failure: SystemCallError?
+        data.withUnsafeBytes { raw in
+            do throws(SystemCallError) { try file.writeAll(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+}
