@@ -87,3 +87,26 @@ enum VersionContents {
         if let failure { throw failure }
     }
 }
+
+extension VersionContents {
+    /// Copies the bytes of the file `source` into the existing file `destination` (truncating it).
+    static func copyBytes(_ source: String, into destination: String) throws(FileVersionError) {
+        do throws(SystemCallError) {
+            let input = try POSIX.open(source, O_RDONLY)
+            defer { _ = Glibc.close(input.rawValue) }
+            let output = try POSIX.open(destination, O_WRONLY | O_TRUNC | O_NOFOLLOW)
+            defer { _ = Glibc.close(output.rawValue) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = try valueOrErrno { buffer.withUnsafeMutableBytes { Glibc.read(input.rawValue, $0.baseAddress, $0.count) } }
+                    .get(call: "read", path: source)
+                if count == 0 { break }
+                var failure: SystemCallError?
+                buffer.withUnsafeBytes { raw in
+                    do throws(SystemCallError) { try output.writeAll(UnsafeRawBufferPointer(rebasing: raw[..<count])) } catch { failure = error }
+                }
+                if let failure { throw failure }
+            }
+        } catch { throw FileVersionError(error) }
+    }
+}

@@ -101,6 +101,7 @@ extension VersionStore {
             VersionStoreTesting.pause(.beforeRename)
             do {
                 try POSIX.rename(temporary, to: versionFolder(item.id, versionID))
+                VersionStoreTesting.pause(.afterRename)
                 try POSIX.syncDirectory(itemFolder(item.id))
             } catch { throw FileVersionError(error) }
             if byMoving, !movedSource { _ = POSIX.removeTree(source) }

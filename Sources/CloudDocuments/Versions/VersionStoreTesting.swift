@@ -10,6 +10,8 @@ public enum VersionStoreTesting {
         case contentsWritten = "contents-written"
         /// Contents and metadata are written and flushed; the rename into place comes next.
         case beforeRename = "before-rename"
+        /// The version is in place; the item folder is not flushed yet.
+        case afterRename = "after-rename"
     }
 
     /// Sets (or clears, with `nil`) a function called on the adding thread at each ``Step``.
