@@ -27,8 +27,8 @@ extension VersionStore {
 
     /// The store's item for the item at `url`.
     ///
-    /// - With `creating == false` (queries) nothing is written, and `nil` means the store has no
-    ///   versions of the item.
+    /// - With `creating == false` (queries) `nil` means the store has no versions of the item.
+    ///   The only write is the new path of an item found moved (atomic; best effort).
     /// - With `creating == true` (only inside a coordinated write of the item) the item gets a
     ///   folder and an identity attribute if it has none, and its recorded path is brought up to
     ///   date after a move. Never `nil`.
@@ -42,7 +42,13 @@ extension VersionStore {
             if let record = readItemRecord(id) {
                 if record.path == path { return Item(id: id, path: path) }
                 if !isCopy(at: path, of: record.path, id: id) {
-                    if creating { try writeItemRecord(ItemRecord(id: id, path: path)) }
+                    // Moved. Queries record the new path too (best effort, atomic), so that a new
+                    // file at the old path is not taken for this item.
+                    if creating {
+                        try writeItemRecord(ItemRecord(id: id, path: path))
+                    } else {
+                        try? writeItemRecord(ItemRecord(id: id, path: path))
+                    }
                     return Item(id: id, path: path)
                 }
                 // A copy: fall through to the path, then to a new identity.
