@@ -58,6 +58,23 @@ struct VersionStoreCrashTests {
         }
     }
 
+    @Test("killed while removing, after the rename to trash: the version is gone whole, the trash is removed next")
+    func killedWhileRemoving() throws {
+        try withVersionStore { folder, store in
+            let item = try makeFile("report.txt", containing: "current", in: folder)
+            try addVersion("first", of: item)
+            try addVersion("second", of: item)
+            let worker = try ChildProcess(["add-version-and-wait", "remove", item.path], environment: environment(store))
+            let line = worker.readLine()
+            #expect(line == "PAUSED moved-to-trash", "the worker should have paused, said \(line ?? "nothing")")
+            worker.kill9()
+            let itemID = try #require(ItemIdentityAttribute.read(item.path))
+            #expect(leftovers(store.itemFolder(itemID)).count == 1, "the killed worker left its trash")
+            #expect(try versionTexts(of: item) == ["second"])
+            #expect(leftovers(store.itemFolder(itemID)).isEmpty)
+        }
+    }
+
     // MARK: Helpers
 
     func prepare(in folder: URL) throws -> (item: URL, contents: URL) {

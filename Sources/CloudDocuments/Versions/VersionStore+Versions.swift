@@ -127,6 +127,7 @@ extension VersionStore {
             throw FileVersionError(error)
         }
         try? POSIX.syncDirectory(itemFolder(itemID))
+        VersionStoreTesting.pause(.movedToTrash)
         _ = POSIX.removeTree(trash)
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// `@_spi(VersionStoreTesting) import CloudDocuments`. Not part of the API.
 @_spi(VersionStoreTesting)
 public enum VersionStoreTesting {
-    /// The points of adding a version where ``setPauseHook(_:)``'s hook is called.
+    /// The points of adding or removing a version where ``setPauseHook(_:)``'s hook is called.
     public enum Step: String, Sendable, CaseIterable {
         /// The contents are in the temporary version folder; no metadata yet.
         case contentsWritten = "contents-written"
@@ -12,6 +12,8 @@ public enum VersionStoreTesting {
         case beforeRename = "before-rename"
         /// The version is in place; the item folder is not flushed yet.
         case afterRename = "after-rename"
+        /// Removing: the version was renamed to its trash name; the trash is not deleted yet.
+        case movedToTrash = "moved-to-trash"
     }
 
     /// Sets (or clears, with `nil`) a function called on the adding thread at each ``Step``.
