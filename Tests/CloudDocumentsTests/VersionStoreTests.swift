@@ -113,3 +113,42 @@ struct VersionStoreTests {
         }
     }
 }
+
+@Suite("Version store: folders and nesting")
+struct VersionStoreFolderTests {
+    @Test("a folder (package) version is stored whole and restored whole")
+    func folderVersion() throws {
+        try withVersionStore { folder, _ in
+            let package = folder.appendingPathComponent("drawing.pkg", isDirectory: true)
+            try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+            try put("one", at: package.appendingPathComponent("a.txt"))
+            try put("two", at: package.appendingPathComponent("b.txt"))
+            let version = try FileVersion.addOfItem(at: package, withContentsOf: package)
+            #expect(listing(version.url) == ["a.txt", "b.txt"])
+            try put("changed", at: package.appendingPathComponent("a.txt"))
+            try put("extra", at: package.appendingPathComponent("c.txt"))
+            _ = try version.replaceItem(at: package)
+            #expect(listing(package) == ["a.txt", "b.txt"])
+            #expect(text(at: package.appendingPathComponent("a.txt")) == "one")
+            #expect(listing(folder) == ["drawing.pkg"])
+            #expect(try FileVersion.otherVersionsOfItem(at: package).count == 1)
+        }
+    }
+
+    @Test("inside a coordinated write, a call without the caller's coordinator fails clearly instead of hanging")
+    func nestedWithoutCoordinatorFails() throws {
+        try withVersionStore { folder, _ in
+            let item = try makeFile("note.txt", containing: "old", in: folder)
+            let coordinator = Coordinator()
+            try coordinator.coordinate(writingItemAt: item) { url in
+                #expect {
+                    try FileVersion.addOfItem(at: url, withContentsOf: url)
+                } throws: { error in
+                    guard case FileVersionError.coordinationFailed = error else { return false }
+                    return true
+                }
+            }
+            #expect(try FileVersion.otherVersionsOfItem(at: item).isEmpty)
+        }
+    }
+}

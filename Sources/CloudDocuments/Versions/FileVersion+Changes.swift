@@ -30,7 +30,7 @@ extension FileVersion {
             (itemURL) throws(FileVersionError) -> FileVersion in
             guard let item = try store.item(at: itemURL, creating: true) else { throw .itemNotFound(itemURL) }
             let record = try store.addVersion(
-                of: item, contentsAt: PathBytes.path(of: contentsURL), sourceURL: contentsURL,
+                of: item, contentsAt: VersionContents.withoutTrailingSlashes(PathBytes.path(of: contentsURL)), sourceURL: contentsURL,
                 itemName: itemURL.lastPathComponent, byMoving: byMoving, isConflict: isConflict,
                 savingComputer: savingComputer)
             store.applyLimits(afterAdding: record, to: item.id)

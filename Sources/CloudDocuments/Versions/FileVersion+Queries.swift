@@ -40,7 +40,7 @@ extension FileVersion {
     /// A new, empty folder on the version store's file system where you can write the contents of
     /// a new version of the item at `url`, then add it with
     /// ``addOfItem(at:withContentsOf:options:)`` and `.byMoving` (a rename, no copy). Remove the
-    /// folder when you are done; folders left behind are removed by the store after a day.
+    /// folder when you are done; folders older than a day are removed by later calls.
     public static func temporaryDirectoryURLForNewVersionOfItem(at url: URL) throws(FileVersionError) -> URL {
         let store = VersionStore.standard
         _ = try VersionStore.canonicalItemPath(url)

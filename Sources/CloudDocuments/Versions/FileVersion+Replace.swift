@@ -19,7 +19,7 @@ extension FileVersion {
     @discardableResult
     public func replaceItem(at url: URL, options: ReplacingOptions = [], coordinator: Coordinator? = nil)
         throws(FileVersionError) -> URL {
-        let source = PathBytes.path(of: self.url)
+        let source = VersionContents.withoutTrailingSlashes(PathBytes.path(of: self.url))
         let byMoving = options.contains(.byMoving) && !isCurrent
         return try Self.coordinatedWrite(url, options: .forReplacing, coordinator: coordinator) {
             (targetURL) throws(FileVersionError) -> URL in

@@ -22,14 +22,39 @@ enum VersionContents {
     }
 
     /// Copies the file or folder tree at `source` to the new path `destination` (which must not
-    /// exist). Files keep their permission bits and modification times; symbolic links inside a
-    /// folder are copied as links. Nothing is flushed: see ``syncTree(_:)``.
+    /// exist). Files and folders keep their permission bits; symbolic links are copied as links.
+    /// Nothing is flushed: see ``syncTree(_:)``.
     static func copy(_ source: String, to destination: String) throws(FileVersionError) {
-        do {
-            try FileManager.default.copyItem(atPath: PathBytes.display(source), toPath: PathBytes.display(destination))
-        } catch {
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
-            throw .storeFailed(path: destination, call: "copy", errno: Int32(truncatingIfNeeded: code))
+        let info: stat?
+        do { info = try POSIX.linkStatus(source) } catch { throw FileVersionError(error) }
+        guard let info else { throw .storeFailed(path: source, call: "lstat", errno: ENOENT) }
+        let mode = info.st_mode & 0o7777
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            do throws(SystemCallError) {
+                try POSIX.open(destination, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600).close()
+            } catch { throw FileVersionError(error) }
+            try copyBytes(source, into: destination)
+            _ = PathBytes.withCString(destination) { chmod($0, mode) }
+        case S_IFDIR:
+            do throws(SystemCallError) { try POSIX.makeDirectory(destination, mode: 0o700) } catch {
+                throw FileVersionError(error)
+            }
+            let names: [String]
+            do { names = try POSIX.directoryEntries(source).names } catch { throw FileVersionError(error) }
+            for name in names { try copy(source + "/" + name, to: destination + "/" + name) }
+            _ = PathBytes.withCString(destination) { chmod($0, mode) }
+        case S_IFLNK:
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = PathBytes.withCString(source) { readlink($0, &buffer, buffer.count - 1) }
+            guard count >= 0 else { throw .storeFailed(path: source, call: "readlink", errno: errno) }
+            let target = PathBytes.string(fromBytes: buffer[..<count].map { UInt8(bitPattern: $0) })
+            let result = PathBytes.withCString(target) { cTarget in
+                PathBytes.withCString(destination) { symlink(cTarget, $0) }
+            }
+            guard result == 0 else { throw .storeFailed(path: destination, call: "symlink", errno: errno) }
+        default:
+            return  // Devices, sockets, pipes: not part of a document; skipped.
         }
     }
 
@@ -108,5 +133,14 @@ extension VersionContents {
                 if let failure { throw failure }
             }
         } catch { throw FileVersionError(error) }
+    }
+}
+
+extension VersionContents {
+    /// `path` without trailing slashes (a folder URL's path has one), except for `/` itself.
+    static func withoutTrailingSlashes(_ path: String) -> String {
+        var path = path
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        return path
     }
 }
