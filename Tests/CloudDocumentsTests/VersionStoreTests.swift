@@ -140,7 +140,7 @@ struct VersionStoreFolderTests {
         try withVersionStore { folder, _ in
             let item = try makeFile("note.txt", containing: "old", in: folder)
             let coordinator = Coordinator()
-            try coordinator.coordinate(writingItemAt: item) { url in
+            _ = try coordinator.coordinate(writingItemAt: item) { url in
                 #expect {
                     try FileVersion.addOfItem(at: url, withContentsOf: url)
                 } throws: { error in
@@ -149,6 +149,25 @@ struct VersionStoreFolderTests {
                 }
             }
             #expect(try FileVersion.otherVersionsOfItem(at: item).isEmpty)
+        }
+    }
+}
+
+@Suite("Version store: threads")
+struct VersionStoreThreadTests {
+    @Test("eight threads adding versions of one item at once: every version is kept, whole")
+    func concurrentAdds() throws {
+        try withVersionStore { folder, store in
+            let item = try makeFile("note.txt", containing: "now", in: folder)
+            let failures = Locked(0)
+            DispatchQueue.concurrentPerform(iterations: 8) { index in
+                VersionStore.$override.withValue(store) {
+                    do { try addVersion("version \(index)", of: item) } catch { failures.withLock { $0 += 1 } }
+                }
+            }
+            #expect(failures.withLock { $0 } == 0)
+            let texts = try versionTexts(of: item).compactMap { $0 }
+            #expect(Set(texts) == Set((0..<8).map { "version \($0)" }))
         }
     }
 }

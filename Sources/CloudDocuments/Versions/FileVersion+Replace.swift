@@ -28,7 +28,10 @@ extension FileVersion {
             do { paths = try SavePaths(for: targetURL) } catch {
                 throw .storeFailed(path: PathBytes.path(of: targetURL), call: "resolve path", errno: ENOENT)
             }
+            // The identity the restored item keeps: the one it had, or this version's item's when
+            // the target is where that item was last seen (a save had dropped the attribute).
             let identity = ItemIdentityAttribute.read(paths.target)
+                ?? itemID.flatMap { store.readItemRecord($0)?.path == paths.target ? $0 : nil }
             let existing = try? POSIX.linkStatus(paths.target)
             let isFolder = (try? POSIX.linkStatus(source))?.map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
             var moved = false
