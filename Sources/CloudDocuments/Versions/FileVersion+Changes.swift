@@ -31,7 +31,7 @@ extension FileVersion {
             guard let item = try store.item(at: itemURL, creating: true) else { throw .itemNotFound(itemURL) }
             let record = try store.addVersion(
                 of: item, contentsAt: VersionContents.withoutTrailingSlashes(PathBytes.path(of: contentsURL)), sourceURL: contentsURL,
-                itemName: itemURL.lastPathComponent, byMoving: byMoving, isConflict: isConflict,
+                itemName: item.name, byMoving: byMoving, isConflict: isConflict,
                 savingComputer: savingComputer)
             store.applyLimits(afterAdding: record, to: item.id)
             return FileVersion(record: record, itemID: item.id, itemURL: itemURL, store: store)

@@ -71,7 +71,7 @@ public final class FileVersion: Sendable {
     /// A stored version.
     init(record: VersionRecord, itemID: String, itemURL: URL, store: VersionStore) {
         url = PathBytes.fileURL(store.contentsPath(itemID, record))
-        localizedName = record.itemName
+        localizedName = PathBytes.display(record.itemName)
         localizedNameOfSavingComputer = record.savingComputer
         modificationDate = record.modificationDate
         persistentIdentifier = PersistentIdentifier(rawValue: record.id)

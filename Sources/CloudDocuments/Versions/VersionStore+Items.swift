@@ -11,6 +11,8 @@ extension VersionStore {
         var id: String
         /// Its canonical path now (symbolic links resolved).
         var path: String
+        /// Its name: the last component of ``path`` (a lossless path string).
+        var name: String { path.split(separator: "/").last.map(String.init) ?? "item" }
     }
 
     /// The canonical path of the item at `url`, checking that it exists and is a file or folder.
