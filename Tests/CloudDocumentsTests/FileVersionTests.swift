@@ -133,3 +133,22 @@ struct FileVersionTests {
         }
     }
 }
+
+@Suite("FileVersion: names that are not UTF-8")
+struct FileVersionRawNameTests {
+    @Test("an item whose name is not valid UTF-8 keeps its versions and is restored byte for byte")
+    func rawName() throws {
+        try withVersionStore { folder, _ in
+            let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)  // Latin-1 é
+            #expect(writeRaw(in: folder, name, "current"))
+            let item = rawNameURL(in: folder, name)
+            let contents = folder.deletingLastPathComponent().appendingPathComponent("old.txt")
+            try put("old", at: contents)
+            let version = try FileVersion.addOfItem(at: item, withContentsOf: contents)
+            #expect(try FileVersion.otherVersionsOfItem(at: item).count == 1)
+            _ = try version.replaceItem(at: item)
+            #expect(readRaw(in: folder, name) == "old")
+            #expect(rawListing(folder) == [name])
+        }
+    }
+}
