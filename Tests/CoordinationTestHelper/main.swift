@@ -109,6 +109,7 @@ do {
     case "host-sigurg": runHostSIGURG(arguments)
     case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))
     case "save-and-wait": try runSaveAndWait(Array(arguments.dropFirst()))
+    case "add-version-and-wait": try runAddVersionAndWait(Array(arguments.dropFirst()))  // VersionCommands.swift
     case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
     case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
     default:

@@ -1,0 +1,111 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+extension FileVersion {
+    /// Adds the file or folder at `contentsURL` as a new (non-conflict) version of the item at
+    /// `url`, inside a coordinated write of the item. With `.byMoving` the contents are moved into
+    /// the store (a rename when on its file system, e.g. from
+    /// ``temporaryDirectoryURLForNewVersionOfItem(at:)``) and are gone from `contentsURL`.
+    /// The store's bounding policy may then drop the item's oldest droppable versions (never the
+    /// new one, never an unresolved conflict). Pass `coordinator` when you are already inside its
+    /// coordinated write of the item.
+    ///
+    /// Throws ``FileVersionError``: `itemNotFound`, `contentsNotFound`, `unsupportedItem`,
+    /// `coordinationFailed`, `storeFailed`. Then no version was added and `contentsURL` is untouched.
+    @discardableResult
+    public static func addOfItem(at url: URL, withContentsOf contentsURL: URL, options: AddingOptions = [],
+                                 coordinator: Coordinator? = nil) throws(FileVersionError) -> FileVersion {
+        try addVersion(ofItemAt: url, withContentsOf: contentsURL, byMoving: options.contains(.byMoving),
+                       isConflict: false, savingComputer: hostName, coordinator: coordinator)
+    }
+
+    /// ``addOfItem(at:withContentsOf:options:coordinator:)`` with the version's kind and saving
+    /// computer chosen: documents use it to keep the contents a save would have overwritten as an
+    /// unresolved conflict version.
+    static func addVersion(ofItemAt url: URL, withContentsOf contentsURL: URL, byMoving: Bool, isConflict: Bool,
+                           savingComputer: String?, coordinator: Coordinator?) throws(FileVersionError) -> FileVersion {
+        let store = VersionStore.standard
+        return try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+            (itemURL) throws(FileVersionError) -> FileVersion in
+            guard let item = try store.item(at: itemURL, creating: true) else { throw .itemNotFound(itemURL) }
+            let record = try store.addVersion(
+                of: item, contentsAt: VersionContents.withoutTrailingSlashes(PathBytes.path(of: contentsURL)), sourceURL: contentsURL,
+                itemName: item.name, byMoving: byMoving, isConflict: isConflict,
+                savingComputer: savingComputer)
+            store.applyLimits(afterAdding: record, to: item.id)
+            return FileVersion(record: record, itemID: item.id, itemURL: itemURL, store: store)
+        }
+    }
+
+    /// Removes every other version of the item at `url` (conflict versions too), inside a
+    /// coordinated write of the item. The current version is untouched. Throws
+    /// ``FileVersionError``; a version another process removed meanwhile is not an error.
+    public static func removeOtherVersionsOfItem(at url: URL, coordinator: Coordinator? = nil) throws(FileVersionError) {
+        let store = VersionStore.standard
+        try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+            (itemURL) throws(FileVersionError) in
+            guard let item = try store.item(at: itemURL, creating: false) else { return }
+            store.sweep(item.id, insideCoordinatedWrite: true)
+            for record in store.versions(of: item.id) {
+                do throws(FileVersionError) { try store.removeVersion(record.id, of: item.id) } catch {
+                    if case .versionNotFound = error { continue }
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Removes this version from the store, inside a coordinated write of its item. Throws
+    /// ``FileVersionError/isCurrentVersion(_:)`` for the current version,
+    /// ``FileVersionError/versionNotFound(_:)`` when it is already gone.
+    public func remove(coordinator: Coordinator? = nil) throws(FileVersionError) {
+        guard let itemID else { throw .isCurrentVersion(url) }
+        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+            (_) throws(FileVersionError) in
+            store.sweep(itemID, insideCoordinatedWrite: true)
+            try store.removeVersion(persistentIdentifier.rawValue, of: itemID)
+        }
+    }
+
+    /// Resolves this conflict version (see ``isResolved``), inside a coordinated write of its
+    /// item, and records it durably. Does nothing for a version that is not an unresolved conflict.
+    public func resolve(coordinator: Coordinator? = nil) throws(FileVersionError) {
+        guard let itemID, !isResolved else { return }
+        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+            (_) throws(FileVersionError) in
+            guard var record = store.readVersionRecord(itemID, persistentIdentifier.rawValue) else {
+                throw .versionNotFound(url)
+            }
+            record.isResolved = true
+            try store.writeVersionRecord(record, itemID: itemID)
+        }
+        state.withLock { $0.isResolved = true }
+    }
+
+    /// Sets ``isDiscardable`` durably, inside a coordinated write of the item. Does nothing for
+    /// the current version (which is never discardable).
+    public func setDiscardable(_ discardable: Bool, coordinator: Coordinator? = nil) throws(FileVersionError) {
+        guard let itemID, discardable != isDiscardable else { return }
+        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+            (_) throws(FileVersionError) in
+            guard var record = store.readVersionRecord(itemID, persistentIdentifier.rawValue) else {
+                throw .versionNotFound(url)
+            }
+            record.isDiscardable = discardable
+            try store.writeVersionRecord(record, itemID: itemID)
+        }
+        state.withLock { $0.isDiscardable = discardable }
+    }
+
+    /// Where the item is now: its recorded path when the store knows it and something is there
+    /// (the item may have moved since this object was made), else the URL it was found at.
+    var currentItemURL: URL {
+        if let itemID, let record = store.readItemRecord(itemID),
+           (try? POSIX.linkStatus(record.path)) != nil,
+           ItemIdentityAttribute.read(record.path) == itemID {
+            return PathBytes.fileURL(record.path)
+        }
+        return itemURL
+    }
+}

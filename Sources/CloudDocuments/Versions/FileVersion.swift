@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+/// One version of a file or folder: its current contents, or an earlier or conflicting version
+/// kept in the per-user version store (Apple's `NSFileVersion`, with Apple's names and throwing
+/// Swift forms).
+///
+/// - The **current version** is the item itself (``currentVersionOfItem(at:)``).
+/// - **Other versions** are copies kept in the version store (``otherVersionsOfItem(at:)``), added
+///   by ``addOfItem(at:withContentsOf:options:)`` or by documents. A **conflict version** is an
+///   other version that competes with the current one: it stays until it is resolved
+///   (``isResolved``) or removed.
+///
+/// The store lives outside every document and synced folder (see Docs/Versions.md, "The version
+/// store"); versions stay attached to their item when it is moved or renamed, and survive
+/// restarts and crashes.
+///
+/// ## Threading and coordination
+/// Instances are immutable snapshots apart from ``isResolved`` and ``isDiscardable``; every member
+/// may be used from any thread. Every change to the versions of an item (add, remove, resolve,
+/// replace) runs inside a coordinated write of the item, with a new ``Coordinator`` unless you
+/// pass the one whose write you are already inside (`coordinator:`). Queries read the store
+/// without coordinating.
+///
+/// ## Errors
+/// The throwing calls throw ``FileVersionError``; when they do, nothing was changed.
+public final class FileVersion: Sendable {
+    /// Where the version's contents are: the item itself for the current version, a file or
+    /// folder inside the version store otherwise (read it, do not change it).
+    public let url: URL
+    /// The item's name when the version was made.
+    public let localizedName: String?
+    /// The host name of the computer that made the version; `nil` for the current version.
+    public let localizedNameOfSavingComputer: String?
+    /// When the version's contents were last modified (for a stored version: when they were
+    /// added, the modification date of the contents then).
+    public let modificationDate: Date?
+    /// The version's stable identity; see ``version(itemAt:forPersistentIdentifier:)``.
+    public let persistentIdentifier: PersistentIdentifier
+    /// Whether this is a conflict version (stays `true` after it is resolved).
+    public let isConflict: Bool
+
+    /// The item this version belongs to, where it was when this object was made.
+    let itemURL: URL
+    /// The item's identity in the store; `nil` for the current version.
+    let itemID: String?
+    let store: VersionStore
+
+    struct State {
+        var isResolved: Bool
+        var isDiscardable: Bool
+    }
+    /// The mutable flags; protected by the `Locked` mutex.
+    let state: Locked<State>
+
+    /// The current version of an item.
+    init(currentOf itemURL: URL, store: VersionStore, modificationDate: Date?) {
+        url = itemURL
+        localizedName = itemURL.lastPathComponent
+        localizedNameOfSavingComputer = nil
+        self.modificationDate = modificationDate
+        persistentIdentifier = .current
+        isConflict = false
+        self.itemURL = itemURL
+        itemID = nil
+        self.store = store
+        state = Locked(State(isResolved: true, isDiscardable: false))
+    }
+
+    /// A stored version.
+    init(record: VersionRecord, itemID: String, itemURL: URL, store: VersionStore) {
+        url = PathBytes.fileURL(store.contentsPath(itemID, record))
+        localizedName = PathBytes.display(record.itemName)
+        localizedNameOfSavingComputer = record.savingComputer
+        modificationDate = record.modificationDate
+        persistentIdentifier = PersistentIdentifier(rawValue: record.id)
+        isConflict = record.isConflict
+        self.itemURL = itemURL
+        self.itemID = itemID
+        self.store = store
+        state = Locked(State(isResolved: record.isResolved, isDiscardable: record.isDiscardable))
+    }
+
+    /// Whether this is the item's current version.
+    var isCurrent: Bool { itemID == nil }
+
+    /// Whether the conflict is resolved: `false` only for an unresolved conflict version.
+    ///
+    /// Setting it to `true` resolves the conflict: the version is no longer among
+    /// ``unresolvedConflictVersionsOfItem(at:)``, stays among ``otherVersionsOfItem(at:)`` until it
+    /// is removed, and from then on the store's bounding policy may drop it like any other
+    /// version. Setting `false` does nothing (a conflict cannot be un-resolved). A failure is not
+    /// reported by the setter: call ``resolve()`` to get it.
+    public var isResolved: Bool {
+        get { state.withLock { $0.isResolved } }
+        set { if newValue { try? resolve() } }
+    }
+
+    /// Whether the store may drop this version before others when it needs room (added versions
+    /// start as not discardable). A failure is not reported by the setter: call
+    /// ``setDiscardable(_:)`` to get it.
+    public var isDiscardable: Bool {
+        get { state.withLock { $0.isDiscardable } }
+        set { try? setDiscardable(newValue) }
+    }
+
+    /// Whether the version's contents are on this computer: `true` unless the version was removed
+    /// (or moved out by ``replaceItem(at:options:)`` with `.byMoving`).
+    public var hasLocalContents: Bool {
+        (try? POSIX.linkStatus(PathBytes.path(of: url))) != nil
+    }
+
+    /// The host name of this computer, recorded as the saving computer of versions added here.
+    static var hostName: String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
+    }
+}
