@@ -65,6 +65,7 @@ struct SyncInternalItemsTests {
         let item = SyncInternalItems.item(named: expected.name)
         #expect(item == SyncInternalItem(owner: expected.owner, kind: expected.kind))
         #expect(SyncConflictNaming.isHiddenFromPresenters(expected.name))
+        #expect(SyncConflictNaming.conflictCopy(named: expected.name) == nil, "never a conflict copy")
     }
 
     @Test("ordinary names are not internal items", arguments: notInternalItems)

@@ -140,13 +140,14 @@ package struct SyncConflictNamingOptions: Sendable, Hashable {
 
 /// Recognises conflict copies and sync tools' internal files by name. Thread-safe (pure functions).
 package enum SyncConflictNaming {
-    /// The conflict copy `name` is, or nil when it is not one (or a tool's temporary file: check
-    /// ``SyncInternalItems/item(named:)`` first where both matter). `name` is one file name (no
-    /// `/`), a lossless path string.
+    /// The conflict copy `name` is, or nil when it is not one. An internal item
+    /// (``SyncInternalItems/item(named:)``, e.g. Syncthing's temporary file of a conflict copy) is
+    /// never a conflict copy. `name` is one file name (no `/`), a lossless path string.
     package static func conflictCopy(named name: String,
                                      options: SyncConflictNamingOptions = .init()) -> SyncConflictCopy? {
         let bytes = Array(name.utf8)
-        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")) else { return nil }
+        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")),
+              SyncInternalItems.item(named: name) == nil else { return nil }
         let parsers: [(ConflictNameParser) -> SyncConflictCopy?] = [
             { $0.syncthing() }, { $0.nextcloud() }, { $0.nextcloudLegacy() }, { $0.dropbox() },
             { $0.unison() }, { $0.rclonePath() }, { $0.rcloneNumbered() },
