@@ -26,7 +26,8 @@ extension SyncConflictNaming {
         let listing = Array(names)
         let present = Set(listing)
         var copiesByOriginal: [String: [SyncConflictCopy]] = [:]
-        for name in listing where SyncInternalItems.item(named: name) == nil {
+        for name in listing {
+            // conflictCopy(named:) leaves internal items out.
             guard let copy = conflictCopy(named: name, options: options)
                     ?? safeBackupCopy(named: name, originals: present) else { continue }
             if copy.scheme == .oneDriveLegacy && !present.contains(copy.originalName) { continue }
@@ -63,6 +64,7 @@ extension SyncConflictNaming {
 
     /// A `-safeBackup-` copy whose host is unknown, resolved against the originals in the listing.
     private static func safeBackupCopy(named name: String, originals: Set<String>) -> SyncConflictCopy? {
+        guard name.utf8.contains(UInt8(ascii: "-")), SyncInternalItems.item(named: name) == nil else { return nil }
         let parser = ConflictNameParser(name: name, bytes: Array(name.utf8))
         guard let parts = parser.oneDriveSafeBackupParts() else { return nil }
         let stemAndHost = parts.stemAndHost

@@ -151,13 +151,13 @@ struct ConflictNameParser {
 
     /// `NAME..path1` / `NAME..path2`, appended after the extension.
     func rclonePath() -> SyncConflictCopy? {
-        for side in 1...2 {
-            let suffix = Array("..path\(side)".utf8)
-            guard bytes.count > suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix),
-                  let original = original(bytes.dropLast(suffix.count), []) else { continue }
-            return SyncConflictCopy(name: name, originalName: original, scheme: .rcloneBisyncPath, number: side)
-        }
-        return nil
+        let suffixLength = 7  // "..pathN"
+        guard bytes.count > suffixLength, let last = bytes.last,
+              last == UInt8(ascii: "1") || last == UInt8(ascii: "2"),
+              bytes[(bytes.count - suffixLength)..<(bytes.count - 1)].elementsEqual("..path".utf8),
+              let original = original(bytes.dropLast(suffixLength), []) else { return nil }
+        return SyncConflictCopy(name: name, originalName: original, scheme: .rcloneBisyncPath,
+                                number: Int(last - UInt8(ascii: "0")))
     }
 
     /// `NAME.conflictN`, N ≥ 1 without leading zeros.
@@ -237,6 +237,16 @@ struct ConflictNameParser {
 
     /// Decodes a slice cut at ASCII boundaries of the (valid UTF-8) lossless string.
     func text(_ slice: ArraySlice<UInt8>) -> String { String(decoding: slice, as: UTF8.self) }
+
+    /// Whether the name contains `marker`.
+    func contains(_ marker: [UInt8]) -> Bool {
+        guard bytes.count >= marker.count else { return false }
+        for index in 0...(bytes.count - marker.count)
+        where bytes[index] == marker[0] && bytes[index..<(index + marker.count)].elementsEqual(marker) {
+            return true
+        }
+        return false
+    }
 
     /// Start indices of `marker` in the name, ascending.
     func occurrences(of marker: [UInt8]) -> [Int] {

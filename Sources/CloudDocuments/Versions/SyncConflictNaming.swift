@@ -148,18 +148,22 @@ package enum SyncConflictNaming {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")),
               SyncInternalItems.item(named: name) == nil else { return nil }
-        let parsers: [(ConflictNameParser) -> SyncConflictCopy?] = [
-            { $0.syncthing() }, { $0.nextcloud() }, { $0.nextcloudLegacy() }, { $0.dropbox() },
-            { $0.unison() }, { $0.rclonePath() }, { $0.rcloneNumbered() },
-            { $0.oneDriveSafeBackup(hosts: options.oneDriveHostNames) },
-            { $0.oneDriveLegacy(hosts: options.oneDriveHostNames) },
-        ]
         let parser = ConflictNameParser(name: name, bytes: bytes)
-        for parse in parsers {
-            if let copy = parse(parser) { return copy }
+        // Cheap tests first: most names hold no marker at all (every scheme but rclone's `..pathN`
+        // and OneDrive's has "conflict" in its tag; OneDrive's need a `-` and a host name).
+        if parser.contains(conflictMarker) {
+            if let copy = parser.syncthing() ?? parser.nextcloud() ?? parser.nextcloudLegacy()
+                ?? parser.dropbox() ?? parser.unison() ?? parser.rcloneNumbered() {
+                return copy
+            }
         }
-        return nil
+        if let copy = parser.rclonePath() { return copy }
+        guard !options.oneDriveHostNames.isEmpty, bytes.contains(UInt8(ascii: "-")) else { return nil }
+        return parser.oneDriveSafeBackup(hosts: options.oneDriveHostNames)
+            ?? parser.oneDriveLegacy(hosts: options.oneDriveHostNames)
     }
+
+    private static let conflictMarker = Array("conflict".utf8)
 
     /// ``conflictCopy(named:options:)`` for a name given as its raw bytes (any bytes but `/` and NUL).
     package static func conflictCopy<Bytes: Collection<UInt8>>(

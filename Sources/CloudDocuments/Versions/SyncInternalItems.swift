@@ -36,6 +36,25 @@ package struct SyncInternalItem: Hashable, Sendable {
 package enum SyncInternalItems {
     /// The internal item `name` (one file name, a lossless path string) is, or nil for other names.
     package static func item(named name: String) -> SyncInternalItem? {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first else { return nil }
+        // Names starting with neither `.` nor `~` can only match a suffix rule.
+        if first == UInt8(ascii: "."), let item = dotItem(name, bytes) { return item }
+        if first == UInt8(ascii: "~") {
+            if has(bytes, "~syncthing~", ".tmp") { return SyncInternalItem(owner: .syncthing, kind: .transferTemporary) }
+            if has(bytes, "~$", "") { return SyncInternalItem(owner: .office, kind: .lockOrSwap) }
+        }
+        if has(bytes, "", ".part") || has(bytes, "", ".filepart") {
+            return SyncInternalItem(owner: .nextcloud, kind: .transferTemporary)
+        }
+        if has(bytes, "", ".partial") { return SyncInternalItem(owner: .rcloneOrOneDrive, kind: .transferTemporary) }
+        if has(bytes, "", ".!sync") { return SyncInternalItem(owner: .resilio, kind: .transferTemporary) }
+        if has(bytes, "", "~") { return SyncInternalItem(owner: .editor, kind: .editorBackup) }
+        return nil
+    }
+
+    /// The rules for names starting with a dot.
+    private static func dotItem(_ name: String, _ bytes: [UInt8]) -> SyncInternalItem? {
         func item(_ owner: SyncInternalItemOwner, _ kind: SyncInternalItemKind) -> SyncInternalItem {
             SyncInternalItem(owner: owner, kind: kind)
         }
@@ -47,40 +66,31 @@ package enum SyncInternalItems {
         case ".sync": return item(.resilio, .toolMetadata)
         default: break
         }
-        // Syncthing: `.syncthing.NAME.tmp` (Unix) and `~syncthing~NAME.tmp` (Windows builds); NAME is
-        // a SHA-256 in hex for long names.
-        for prefix in [".syncthing.", "~syncthing~"] where hasAffixes(name, prefix, ".tmp") {
-            return item(.syncthing, .transferTemporary)
-        }
+        // Syncthing's `.syncthing.NAME.tmp` (NAME is a SHA-256 in hex for long names).
+        if has(bytes, ".syncthing.", ".tmp") { return item(.syncthing, .transferTemporary) }
         // Unison: `.unison.NAME.HASH.unison.tmp`; before 2.40 `.#NAME.HASH.unison.tmp`.
-        if name.hasPrefix("."), name.hasSuffix(".unison.tmp"), name.utf8.count > ".unison.tmp".utf8.count {
-            return item(.unison, .transferTemporary)
-        }
-        if isNextcloudDownload(name) { return item(.nextcloud, .transferTemporary) }
+        if has(bytes, ".", ".unison.tmp") { return item(.unison, .transferTemporary) }
+        if isNextcloudDownload(bytes) { return item(.nextcloud, .transferTemporary) }
         if isNextcloudDatabase(name) { return item(.nextcloud, .toolMetadata) }
-        if hasAffixes(name, "", ".part") || hasAffixes(name, "", ".filepart") {
-            return item(.nextcloud, .transferTemporary)
-        }
-        if hasAffixes(name, "", ".partial") { return item(.rcloneOrOneDrive, .transferTemporary) }
-        if hasAffixes(name, "", ".!sync") { return item(.resilio, .transferTemporary) }
-        if name.hasPrefix(".dat.nosync") { return item(.foundation, .transferTemporary) }
-        if hasAffixes(name, ".~lock.", "#") || hasAffixes(name, "~$", "") { return item(.office, .lockOrSwap) }
-        if hasAffixes(name, ".", ".swp") || hasAffixes(name, ".#", "") { return item(.editor, .lockOrSwap) }
-        if hasAffixes(name, "", "~") { return item(.editor, .editorBackup) }
+        if bytes.starts(with: ".dat.nosync".utf8) { return item(.foundation, .transferTemporary) }
+        if has(bytes, ".~lock.", "#") { return item(.office, .lockOrSwap) }
+        if has(bytes, ".", ".swp") || has(bytes, ".#", "") { return item(.editor, .lockOrSwap) }
         return nil
     }
 
-    /// True when `name` starts with `prefix`, ends with `suffix` and has at least one byte between.
-    private static func hasAffixes(_ name: String, _ prefix: String, _ suffix: String) -> Bool {
-        let bytes = name.utf8
-        return bytes.count > prefix.utf8.count + suffix.utf8.count
-            && bytes.starts(with: prefix.utf8) && bytes.reversed().starts(with: suffix.utf8.reversed())
+    /// True when `bytes` start with `prefix`, end with `suffix` and have at least one byte between.
+    private static func has(_ bytes: [UInt8], _ prefix: StaticString, _ suffix: StaticString) -> Bool {
+        let prefixLength = prefix.utf8CodeUnitCount, suffixLength = suffix.utf8CodeUnitCount
+        guard bytes.count > prefixLength + suffixLength else { return false }
+        let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefixLength)
+        let suffixBytes = UnsafeBufferPointer(start: suffix.utf8Start, count: suffixLength)
+        return bytes[..<prefixLength].elementsEqual(prefixBytes)
+            && bytes[(bytes.count - suffixLength)...].elementsEqual(suffixBytes)
     }
 
     /// Nextcloud's download temporary `.NAME.~HEX`: 1 to 8 lower-case hex digits (an unpadded
     /// random 32-bit number).
-    private static func isNextcloudDownload(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+    private static func isNextcloudDownload(_ bytes: [UInt8]) -> Bool {
         guard bytes.first == UInt8(ascii: "."), let tilde = bytes.lastIndex(of: UInt8(ascii: "~")),
               tilde >= 3, bytes[tilde - 1] == UInt8(ascii: ".") else { return false }
         let digits = bytes[(tilde + 1)...]
@@ -98,6 +108,7 @@ package enum SyncInternalItems {
             break
         }
         if base == ".csync_journal.db" { return true }
-        return [".sync_", "._sync_"].contains { hasAffixes(String(base), $0, ".db") }
+        let baseBytes = Array(base.utf8)
+        return has(baseBytes, ".sync_", ".db") || has(baseBytes, "._sync_", ".db")
     }
 }
