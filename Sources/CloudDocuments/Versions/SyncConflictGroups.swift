@@ -1,0 +1,81 @@
+import Foundation
+
+/// The conflict copies of one original name found in a folder listing.
+package struct SyncConflictGroup: Hashable, Sendable {
+    package let originalName: String
+    /// Whether the listing holds the original name. False after an rclone bisync conflict (both
+    /// sides renamed), or when a user deleted the original and kept a copy.
+    package let originalIsPresent: Bool
+    /// The copies, in byte order of their names.
+    package let copies: [SyncConflictCopy]
+}
+
+extension SyncConflictNaming {
+    /// The conflict copies among `names` (the entries of one folder, lossless path strings),
+    /// grouped by original name. Rules beyond ``conflictCopy(named:options:)``:
+    /// - sync tools' internal items (``SyncInternalItems``) are never copies;
+    /// - OneDrive's `NAME-HOST.EXT` (legacy scheme) counts only when `NAME.EXT` is in the listing
+    ///   (the client renames the local file and downloads the online one under the real name; an
+    ///   ordinary name like `budget-laptop.txt` stays an ordinary file when `budget.txt` is absent);
+    /// - OneDrive's `STEM-HOST-safeBackup-NNNN.EXT` with a HOST not in `options` (a copy made on
+    ///   another machine) counts when some split at a `-` names an original in the listing (the
+    ///   longest such original, that is the shortest host name).
+    package static func conflictGroups<Names: Sequence<String>>(
+        in names: Names, options: SyncConflictNamingOptions = .init()
+    ) -> [String: SyncConflictGroup] {
+        let listing = Array(names)
+        let present = Set(listing)
+        var copiesByOriginal: [String: [SyncConflictCopy]] = [:]
+        for name in listing {
+            // conflictCopy(named:) leaves internal items out.
+            guard let copy = conflictCopy(named: name, options: options)
+                    ?? safeBackupCopy(named: name, originals: present) else { continue }
+            if copy.scheme == .oneDriveLegacy && !present.contains(copy.originalName) { continue }
+            copiesByOriginal[copy.originalName, default: []].append(copy)
+        }
+        return copiesByOriginal.reduce(into: [:]) { groups, entry in
+            let sorted = entry.value.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            groups[entry.key] = SyncConflictGroup(originalName: entry.key,
+                                                  originalIsPresent: present.contains(entry.key), copies: sorted)
+        }
+    }
+
+    /// The copy that becomes the current version when `group`'s original is missing, or nil when the
+    /// original is present or no copy is rclone bisync's.
+    ///
+    /// rclone bisync renames both sides of a conflict (`NAME..path1`, `NAME..path2`; ≥ 1.66 with
+    /// `--conflict-resolve none`: `NAME.conflict1`, `NAME.conflict2`), so nothing keeps the real name.
+    /// The rule: the copy with the newest modification date wins, on equal dates the lower side
+    /// number (path1 before path2, `conflict1` before `conflict2`), then the name's byte order. A copy
+    /// without a date counts as older than every dated one. Copies of other tools whose original is
+    /// missing are never promoted: the user deleted the original, and reviving it would undo that.
+    package static func copyBecomingCurrent(in group: SyncConflictGroup,
+                                            modificationDate: (SyncConflictCopy) -> Date?) -> SyncConflictCopy? {
+        guard !group.originalIsPresent else { return nil }
+        let candidates = group.copies.filter { $0.tool == .rcloneBisync }
+        return candidates.min { left, right in
+            let leftDate = modificationDate(left) ?? .distantPast
+            let rightDate = modificationDate(right) ?? .distantPast
+            if leftDate != rightDate { return leftDate > rightDate }
+            if left.number != right.number { return (left.number ?? .max) < (right.number ?? .max) }
+            return left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
+        }
+    }
+
+    /// A `-safeBackup-` copy whose host is unknown, resolved against the originals in the listing.
+    private static func safeBackupCopy(named name: String, originals: Set<String>) -> SyncConflictCopy? {
+        guard name.utf8.contains(UInt8(ascii: "-")), SyncInternalItems.item(named: name) == nil else { return nil }
+        let parser = ConflictNameParser(name: name, bytes: Array(name.utf8))
+        guard let parts = parser.oneDriveSafeBackupParts() else { return nil }
+        let stemAndHost = parts.stemAndHost
+        for dashIndex in stemAndHost.indices.reversed() where stemAndHost[dashIndex] == UInt8(ascii: "-") {
+            let host = stemAndHost[(dashIndex + 1)...]
+            guard !host.isEmpty, dashIndex > stemAndHost.startIndex,
+                  let original = parser.original(stemAndHost[..<dashIndex], parts.rest),
+                  originals.contains(original) else { continue }
+            return SyncConflictCopy(name: name, originalName: original, scheme: .oneDriveSafeBackup,
+                                    party: parser.text(host), partyRole: .savedTheCopy, number: parts.number)
+        }
+        return nil
+    }
+}
