@@ -97,6 +97,20 @@ package enum PathBytes {
         return try body(bytes)  // the array's storage, valid for the call
     }
 
+    /// Whether `a` and `b` hold the same bytes (Swift's `==` compares by canonical equivalence,
+    /// so a composed and a decomposed "é" are equal strings but different file names).
+    /// One `memcmp` over the UTF-8 of native strings.
+    package static func haveSameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                guard left.count == right.count else { return false }
+                guard let l = left.baseAddress, let r = right.baseAddress else { return true }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
+    }
+
     /// The text of a lossless path string for messages: bytes that are not UTF-8 shown as U+FFFD.
     package static func display(_ path: String) -> String {
         guard path.utf8.contains(0) else { return path }

@@ -19,6 +19,7 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--profile-write
         switch mode {
         case "read": try coordinator.coordinate(readingItemAt: url) { _ in }
         case "fresh-read": try Coordinator().coordinate(readingItemAt: url) { _ in }
+        case "fresh-write": try Coordinator().coordinate(writingItemAt: url) { _ in }
         default: try coordinator.coordinate(writingItemAt: url) { _ in }
         }
     }

@@ -55,6 +55,11 @@ public final class Coordinator: Sendable {
         self.owner = runtime.presenterLockOwners.owner(for: filePresenter)
     }
 
+    deinit {
+        // A presenter's owner is shared by its coordinators; any other is handed on.
+        if filePresenter == nil { runtime.presenterLockOwners.recycle(owner) }
+    }
+
     /// Coordinators with the same purpose identifier never block each other, in this process or in
     /// others. Defaults to a string unique to this coordinator. Reading or setting it makes the
     /// coordinator use the (slightly slower) group protocol for the locks it takes afterwards,

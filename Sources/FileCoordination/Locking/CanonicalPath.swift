@@ -173,7 +173,7 @@ final class PathCache: Sendable {
     func value(for key: String, orMake make: () -> String) -> String {
         let cached = storage.withLock({ $0[key] })
         if let cached {
-            if cached.key.utf8.elementsEqual(key.utf8) { return cached.value }
+            if PathBytes.haveSameBytes(cached.key, key) { return cached.value }
             return make()  // same text, other bytes: not cached (rare)
         }
         let made = make()

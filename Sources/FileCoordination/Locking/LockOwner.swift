@@ -69,14 +69,35 @@ final class LockOwner: Sendable {
             }
         }
 
-        mutating func removeValue(forKey path: String) { self[path] = nil }
 
-        /// The idle descriptors, oldest first.
-        var idle: [(path: String, file: LockFile, fd: Int32)] {
-            entries.compactMap { entry in
-                if case .idle(let file, let fd) = entry.slot { return (entry.path, file, fd) }
-                return nil
+        /// Calls `body` with each idle descriptor, oldest first (no allocation: this runs at the
+        /// end of every coordinator's life).
+        func forEachIdle(_ body: (LockFile, Int32) -> Void) {
+            for entry in entries {
+                if case .idle(let file, let fd) = entry.slot { body(file, fd) }
             }
+        }
+
+        /// No holding and no transition under way: only idle descriptors, if anything.
+        var holdsNothing: Bool {
+            entries.allSatisfy { entry in
+                if case .idle = entry.slot { return true }
+                return false
+            }
+        }
+
+        /// Takes out the oldest idle descriptor when more than `limit` are kept.
+        mutating func evictOldestIdle(beyond limit: Int) -> (file: LockFile, fd: Int32)? {
+            var count = 0
+            var oldest: Int?
+            for index in entries.indices {
+                guard case .idle = entries[index].slot else { continue }
+                count += 1
+                if oldest == nil { oldest = index }
+            }
+            guard count > limit, let oldest, case .idle(let file, let fd) = entries[oldest].slot else { return nil }
+            entries.remove(at: oldest)
+            return (file, fd)
         }
     }
 
@@ -106,7 +127,23 @@ final class LockOwner: Sendable {
     }
 
     deinit {
-        for idle in state.withLock({ $0.slots.idle }) { idle.file.checkin(idle.fd) }
+        state.withLock { state in state.slots.forEachIdle { file, fd in file.checkin(fd) } }
+    }
+
+    /// Makes this owner fit for another coordinator once its own has gone (see
+    /// `PresenterLockOwners.recycle`): true when it holds nothing and nobody waits on it; it then
+    /// leaves group mode and keeps at most one idle descriptor (its last item's).
+    func prepareForReuse() -> Bool {
+        let surplus: [(file: LockFile, fd: Int32)]? = state.withLock { state in
+            guard state.waitingForBusy == 0, state.slots.holdsNothing else { return nil }
+            state.groupName = nil
+            var surplus: [(file: LockFile, fd: Int32)] = []
+            while let evicted = state.slots.evictOldestIdle(beyond: 1) { surplus.append(evicted) }
+            return surplus
+        }
+        guard let surplus else { return false }
+        for (file, fd) in surplus { file.checkin(fd) }
+        return true
     }
 
     /// The key that decides which claims never block each other: the purpose when shared,
@@ -261,12 +298,7 @@ final class LockOwner: Sendable {
             LockProtocol.releaseAll(fd: holding.fd)
             holding.mode.cell?.free()
             finish(path, .idle(holding.file, holding.fd))
-            let evicted: (path: String, file: LockFile, fd: Int32)? = state.withLock { state in
-                let idle = state.slots.idle
-                guard idle.count > Self.idleLimit, let oldest = idle.first else { return nil }
-                state.slots.removeValue(forKey: oldest.path)
-                return oldest
-            }
+            let evicted = state.withLock { $0.slots.evictOldestIdle(beyond: Self.idleLimit) }
             if let evicted { evicted.file.checkin(evicted.fd) }
         case .dropTree(let holding):
             LockProtocol.dropTree(fd: holding.fd)
