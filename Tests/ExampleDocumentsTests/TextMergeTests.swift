@@ -158,3 +158,80 @@ struct TextMergeTests {
         #expect(result == .merged(expected.joined()))
     }
 }
+
+/// A small deterministic random generator (SplitMix64), so the generated cases are the same on
+/// every run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("TextMerge: generated edits")
+struct TextMergeGeneratedTests {
+    private enum Edit { case replace, delete, insertBefore }
+
+    /// What an edit (by the side named `tag`) makes of line `index`.
+    private static func render(_ index: Int, _ line: (String, String), _ edit: Edit?, tag: String) -> [String] {
+        let (content, ending) = line
+        switch edit {
+        case nil: return [content + ending]
+        case .replace?: return ["\(tag)\(index)" + ending]
+        case .delete?: return []
+        case .insertBefore?: return ["\(tag)-new\(index)" + (ending.isEmpty ? "\n" : ending), content + ending]
+        }
+    }
+
+    /// What one side makes of `lines` with `edits` (line index → edit), named with `tag`.
+    private static func apply(_ edits: [Int: Edit], to lines: [(String, String)], tag: String) -> String {
+        lines.enumerated().flatMap { render($0.offset, $0.element, edits[$0.offset], tag: tag) }.joined()
+    }
+
+    @Test("edits separated by an unchanged line always merge into both sides' edits", arguments: 0..<300)
+    func separatedEditsMerge(_ seed: Int) {
+        var random = SplitMix64(state: UInt64(seed))
+        let count = Int.random(in: 0...24, using: &random)
+        let lines: [(String, String)] = (0..<count).map { index in
+            let ending = index == count - 1 && Bool.random(using: &random) ? "" : (Bool.random(using: &random) ? "\n" : "\r\n")
+            return ("L\(index)", ending)
+        }
+        var ours: [Int: Edit] = [:], theirs: [Int: Edit] = [:]
+        var previousOwner = 0  // 0: unchanged, 1: ours, 2: theirs
+        for index in 0..<count {
+            var owner = [0, 0, 1, 2].randomElement(using: &random) ?? 0
+            if owner != 0, previousOwner != 0, owner != previousOwner { owner = 0 }
+            let edit = [Edit.replace, .delete, .insertBefore].randomElement(using: &random) ?? .replace
+            if owner == 1 { ours[index] = edit } else if owner == 2 { theirs[index] = edit }
+            previousOwner = owner
+        }
+        let base = lines.map { $0.0 + $0.1 }.joined()
+        let oursText = Self.apply(ours, to: lines, tag: "O")
+        let theirsText = Self.apply(theirs, to: lines, tag: "T")
+        // Both sides' edits, each on the lines it touched.
+        let expected = lines.enumerated().flatMap { index, line in
+            ours[index] != nil ? Self.render(index, line, ours[index], tag: "O")
+                : Self.render(index, line, theirs[index], tag: "T")
+        }.joined()
+        let result = TextMerge.merge(base: base, ours: oursText, theirs: theirsText)
+        #expect(result == .merged(expected),
+                "base \(base.debugDescription) ours \(oursText.debugDescription) theirs \(theirsText.debugDescription)")
+        #expect(TextMerge.merge(base: base, ours: theirsText, theirs: oursText) == result)
+    }
+
+    @Test("the same line replaced differently on both sides is a conflict", arguments: 0..<100)
+    func sameLineConflicts(_ seed: Int) {
+        var random = SplitMix64(state: UInt64(seed))
+        let count = Int.random(in: 1...20, using: &random)
+        let lines = (0..<count).map { ("L\($0)", "\n") }
+        let target = Int.random(in: 0..<count, using: &random)
+        let base = lines.map { $0.0 + $0.1 }.joined()
+        let ours = Self.apply([target: .replace], to: lines, tag: "O")
+        let theirs = Self.apply([target: .replace], to: lines, tag: "T")
+        #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs) == .conflict(baseLines: target..<(target + 1)))
+    }
+}
