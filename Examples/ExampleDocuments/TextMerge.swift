@@ -18,6 +18,9 @@
 ///     without one, one is added before the lines of `theirs` (the last ending `ours` used, else
 ///     `base`'s last, else `\n`).
 /// - `ours == theirs`, or one side equal to `base`: the other side is the result.
+/// - A side that differs from `base` in more than ``maximumDifferences`` lines (not counting the
+///   lines both share at the beginning and the end) is not diffed: the result is a conflict over
+///   the whole of `base`, rather than quadratic time and memory.
 ///
 /// The function is pure: no I/O, deterministic, safe from any thread.
 public enum TextMerge {
@@ -29,6 +32,10 @@ public enum TextMerge {
         /// numbers of `base` (an empty range for insertions at the same place).
         case conflict(baseLines: Range<Int>)
     }
+
+    /// The most lines one side may add and remove (together) for the merge to diff it: 2,000
+    /// (the diff then needs at most about 32 MB).
+    public static let maximumDifferences = 2_000
 
     /// Merges the edits `ours` and `theirs` made to `base` (see ``TextMerge`` for the rules).
     public static func merge(base: String, ours: String, theirs: String) -> MergeResult {
@@ -92,8 +99,12 @@ public enum TextMerge {
     private static func mergeLines(base: Lines, ours: Lines, theirs: Lines) -> MergeResult {
         let ids = LineIdentifiers()
         let baseIDs = ids.identify(base), oursIDs = ids.identify(ours), theirsIDs = ids.identify(theirs)
-        let hunks = (LineDiff.hunks(baseIDs, oursIDs).map { Hunk(base: $0.0, side: $0.1, isOurs: true) }
-            + LineDiff.hunks(baseIDs, theirsIDs).map { Hunk(base: $0.0, side: $0.1, isOurs: false) })
+        guard let oursHunks = LineDiff.hunks(baseIDs, oursIDs, maximumDifferences: maximumDifferences),
+              let theirsHunks = LineDiff.hunks(baseIDs, theirsIDs, maximumDifferences: maximumDifferences) else {
+            return .conflict(baseLines: 0..<base.count)
+        }
+        let hunks = (oursHunks.map { Hunk(base: $0.0, side: $0.1, isOurs: true) }
+            + theirsHunks.map { Hunk(base: $0.0, side: $0.1, isOurs: false) })
             .sorted { ($0.base.lowerBound, $0.base.upperBound) < ($1.base.lowerBound, $1.base.upperBound) }
 
         var result: [UInt8] = []
@@ -203,8 +214,8 @@ private final class LineIdentifiers {
 /// A shortest edit script between two sequences (Myers' O((N+M)·D) algorithm), as hunks.
 enum LineDiff {
     /// The ranges of `a` replaced by ranges of `b`, in order, each separated from the next by at
-    /// least one equal element.
-    static func hunks(_ a: [Int], _ b: [Int]) -> [(Range<Int>, Range<Int>)] {
+    /// least one equal element; `nil` when more than `maximumDifferences` elements differ.
+    static func hunks(_ a: [Int], _ b: [Int], maximumDifferences: Int = .max) -> [(Range<Int>, Range<Int>)]? {
         var prefix = 0
         while prefix < a.count, prefix < b.count, a[prefix] == b[prefix] { prefix += 1 }
         var suffix = 0
@@ -213,7 +224,8 @@ enum LineDiff {
         let middleA = Array(a[prefix..<(a.count - suffix)]), middleB = Array(b[prefix..<(b.count - suffix)])
         var hunks: [(Range<Int>, Range<Int>)] = []
         var previous = (0, 0)
-        for match in matches(middleA, middleB) + [(middleA.count, middleB.count)] {
+        guard let matched = matches(middleA, middleB, maximumDifferences: maximumDifferences) else { return nil }
+        for match in matched + [(middleA.count, middleB.count)] {
             if match.0 > previous.0 || match.1 > previous.1 {
                 hunks.append(((previous.0 + prefix)..<(match.0 + prefix), (previous.1 + prefix)..<(match.1 + prefix)))
             }
@@ -222,16 +234,19 @@ enum LineDiff {
         return hunks
     }
 
-    /// The matched pairs `(i, j)` with `a[i] == b[j]` of a longest common subsequence, ascending.
-    static func matches(_ a: [Int], _ b: [Int]) -> [(Int, Int)] {
+    /// The matched pairs `(i, j)` with `a[i] == b[j]` of a longest common subsequence, ascending;
+    /// `nil` when more than `maximumDifferences` elements differ (time and memory grow with the
+    /// square of that number).
+    static func matches(_ a: [Int], _ b: [Int], maximumDifferences: Int = .max) -> [(Int, Int)]? {
         let n = a.count, m = b.count
-        guard n > 0, m > 0 else { return [] }
+        guard n > 0, m > 0 else { return n + m <= maximumDifferences ? [] : nil }
         let maximum = n + m
+        var found = false
         let offset = maximum + 1
         var v = [Int](repeating: 0, count: 2 * maximum + 3)
         // trace[d][k + d]: the furthest x on diagonal k after step d.
         var trace: [[Int]] = []
-        search: for d in 0...maximum {
+        search: for d in 0...min(maximum, maximumDifferences) {
             var step = [Int](repeating: 0, count: 2 * d + 1)
             for k in stride(from: -d, through: d, by: 2) {
                 var x = (k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]))
@@ -242,11 +257,13 @@ enum LineDiff {
                 step[k + d] = x
                 if x >= n, y >= m {
                     trace.append(step)
+                    found = true
                     break search
                 }
             }
             trace.append(step)
         }
+        guard found else { return nil }
         var result: [(Int, Int)] = []
         var x = n, y = m
         for d in stride(from: trace.count - 1, through: 0, by: -1) {

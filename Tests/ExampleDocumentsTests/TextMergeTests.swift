@@ -139,10 +139,21 @@ struct TextMergeTests {
         ([1, 2, 3, 1, 2, 2, 1], [3, 2, 1, 2, 1, 3], 5),  // Myers' paper: D = 5
     ])
     func shortestEdit(_ a: [Int], _ b: [Int], _ distance: Int) {
-        let matched = LineDiff.matches(a, b)
+        let matched = LineDiff.matches(a, b) ?? []
         #expect(a.count + b.count - 2 * matched.count == distance)
         for (i, j) in matched { #expect(a[i] == b[j]) }
         #expect(zip(matched, matched.dropFirst()).allSatisfy { $0.0 < $1.0 && $0.1 < $1.1 })
+    }
+
+    @Test("a side that rewrote more lines than the limit is a conflict over the whole text, at once")
+    func tooManyDifferences() {
+        let count = TextMerge.maximumDifferences
+        let base = (0..<count).map { "line \($0)\n" }.joined()
+        let rewritten = (0..<count).map { "new \($0)\n" }.joined()
+        let theirs = "changed\n" + base.drop { $0 != "\n" }.dropFirst()
+        #expect(TextMerge.merge(base: base, ours: rewritten, theirs: String(theirs)) == .conflict(baseLines: 0..<count))
+        #expect(LineDiff.matches([1, 2, 3], [4, 5, 6], maximumDifferences: 5) == nil)
+        #expect(LineDiff.matches([1, 2, 3], [4, 5, 6], maximumDifferences: 6)?.isEmpty == true)
     }
 
     @Test("a large text with scattered edits merges quickly and correctly")
