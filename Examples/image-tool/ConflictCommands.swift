@@ -21,6 +21,7 @@ enum ConflictCommands {
         guard let keep = ConflictVersions.Keep(argument: value) else {
             throw UsageError("--keep must be “current” or a conflict version number from 1, not “\(value)”")
         }
+        guard FileManager.default.fileExists(atPath: url.path) else { throw FileVersionError.itemNotFound(url) }
         let resolution = try ConflictVersions.resolve(url, keeping: keep)
         let name = url.lastPathComponent
         let count = "\(resolution.resolvedCount) conflict\(resolution.resolvedCount == 1 ? "" : "s")"

@@ -21,7 +21,10 @@ enum ConflictCommands {
     static func resolve(_ url: URL, keep: ConflictVersions.Keep) throws {
         try FolderRefusal.check(url)
         let resolution: ConflictVersions.Resolution
-        do { resolution = try ConflictVersions.resolve(url, keeping: keep) } catch let error as FileVersionError {
+        do {
+            guard FileManager.default.fileExists(atPath: url.path) else { throw FileVersionError.itemNotFound(url) }
+            resolution = try ConflictVersions.resolve(url, keeping: keep)
+        } catch let error as FileVersionError {
             throw VersionFailure(error: error)
         }
         let name = url.lastPathComponent

@@ -136,12 +136,16 @@ struct ConflictCommandLineTests {
         }
     }
 
-    @Test("conflicts on a missing file fails with a message")
-    func missingFile() async throws {
+    @Test("conflicts and resolve on a missing file fail with a message", arguments: [
+        ["text-editor", "conflicts", "gone.txt"], ["text-editor", "resolve", "gone.txt", "--keep", "current"],
+        ["image-tool", "conflicts", "gone.png"], ["image-tool", "resolve", "gone.png", "--keep", "1"],
+    ])
+    func missingFile(_ command: [String]) async throws {
         try await withConflictedFile("notes.txt", Data("mine\n".utf8)) { folder, _, store in
-            let run = try runExampleTool("text-editor", ["conflicts", "gone.txt"], in: folder, environment: store.environment)
+            let run = try runExampleTool(command[0], Array(command.dropFirst()), in: folder, environment: store.environment)
             #expect(run.status == 1)
             #expect(run.errors.contains("No item at"), "\(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(command[2]).path))
         }
     }
 
