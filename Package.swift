@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
                 swiftSettings: strict),
         // Apple's names (NSFileCoordinator, NSFilePresenter, …) over FileCoordination; opt-in.
-        .target(name: "FoundationCompatibility", dependencies: ["FileCoordination"], swiftSettings: strict),
+        .target(name: "FoundationCompatibility", dependencies: ["FileCoordination", "CloudDocuments"], swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -61,7 +61,7 @@ let package = Package(
                     dependencies: ["CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
-                    dependencies: ["FoundationCompatibility", "FileCoordination"], swiftSettings: strict),
+                    dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments"], swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "text-editor", "image-tool"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]

@@ -5,7 +5,7 @@ import Foundation
 /// The sub-commands of image-tool. Every file is read and written through an ``ImageDocument``
 /// (coordinated, safe-saved), never directly.
 enum Command: String, CaseIterable {
-    case new, info, grayscale, invert, rotate, crop, convert, show
+    case new, info, grayscale, invert, rotate, crop, convert, show, conflicts, resolve
 
     /// The options (without `--`) the command accepts; each takes a value.
     var valueOptions: Set<String> {
@@ -13,7 +13,8 @@ enum Command: String, CaseIterable {
         case .new: return ["width", "height", "pattern"]
         case .grayscale, .invert, .rotate, .crop: return ["output"]
         case .show: return ["width", "background"]
-        case .info, .convert: return []
+        case .info, .convert, .conflicts: return []
+        case .resolve: return ["keep"]
         }
     }
 
@@ -22,7 +23,7 @@ enum Command: String, CaseIterable {
         switch self {
         case .grayscale, .invert, .rotate, .crop: return ["-o": "output"]
         case .show, .new: return ["-w": "width"]
-        case .info, .convert: return [:]
+        case .info, .convert, .conflicts, .resolve: return [:]
         }
     }
 
@@ -39,6 +40,8 @@ enum Command: String, CaseIterable {
         case .grayscale, .invert, .rotate, .crop: try await Self.edit(self, arguments, progress)
         case .convert: try await Self.convert(arguments, progress)
         case .show: try await Self.show(arguments, progress)
+        case .conflicts: try ConflictCommands.list(arguments)
+        case .resolve: try ConflictCommands.resolve(arguments)
         }
     }
 
@@ -160,7 +163,7 @@ enum Command: String, CaseIterable {
             let width = try Arguments.integer(values[3], named: "<w>", in: 1...limit)
             let height = try Arguments.integer(values[4], named: "<h>", in: 1...limit)
             transform = { try $0.cropped(x: x, y: y, width: width, height: height) }
-        case .new, .info, .convert, .show:
+        case .new, .info, .convert, .show, .conflicts, .resolve:
             throw UsageError("“\(command.rawValue)” is not an edit")
         }
         let input = fileURL(path)

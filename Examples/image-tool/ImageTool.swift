@@ -23,6 +23,11 @@ enum ImageTool {
           show <file> [--width COLS] [--background checkerboard|black]
                   draw the image in the terminal (24-bit colour), at most COLS columns wide
                   (default: $COLUMNS, the terminal width, or 80)
+          conflicts <file>
+                  list the unresolved conflict versions: number, date, saving computer, format
+          resolve <file> --keep current|N
+                  resolve every conflict, keeping the file as it is or replacing it with
+                  conflict version N (as listed)
           help    show this text
 
         Large images: build with `swift run -c release image-tool …` (a debug build is many times
@@ -74,6 +79,8 @@ enum ImageTool {
         switch error {
         case let error as ToolFailure:
             text = error.message
+        case let error as FileVersionError:
+            text = error.description
         case DocumentError.couldNotLoad(_, underlying: DocumentError.contentsInvalid(let reason)):
             text = reason
         case DocumentError.couldNotLoad(let url, let underlying):

@@ -15,6 +15,11 @@ enum TextEditor {
           info <file>                   name, type, size, lines, line endings, state, modified
           watch <file> [--changes N]    keep the document open and print every change another
                                         process makes (stop with Ctrl-C, or after N changes)
+          conflicts <file>              list the unresolved conflict versions: number, date,
+                                        saving computer, first line
+          resolve <file> --keep current|N
+                                        resolve every conflict, keeping the file as it is or
+                                        replacing it with conflict version N (as listed)
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -49,6 +54,12 @@ enum TextEditor {
                     limit = count
                 }
                 try await Commands.watch(url, changes: limit)
+            case "conflicts": try ConflictCommands.list(url)
+            case "resolve":
+                guard rest.count == 2, rest[0] == "--keep", let keep = ConflictVersions.Keep(argument: rest[1]) else {
+                    return usageError("resolve needs --keep current or --keep N (a conflict version number from 1)")
+                }
+                try ConflictCommands.resolve(url, keep: keep)
             default:
                 return usageError("unknown command “\(command)”")
             }

@@ -1,5 +1,6 @@
 // FoundationCompatibility: Apple's coordination names (`NSFileCoordinator`, `NSFilePresenter`,
-// `NSFileAccessIntent`, …) for code written for Apple platforms, over the FileCoordination module.
+// `NSFileAccessIntent`, …) for code written for Apple platforms, over the FileCoordination module,
+// and `NSFileVersion` over CloudDocuments' `FileVersion` (imported internally, not re-exported).
 //
 // Importing this module also imports Foundation, so a file that needs both can name just this one.
 // It does not re-export FileCoordination: code written against Apple's names never needs
