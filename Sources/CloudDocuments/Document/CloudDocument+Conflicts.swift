@@ -53,9 +53,9 @@ extension CloudDocument {
     /// Adds the file at `target` (still in place) as a version of itself.
     private nonisolated func keepVersion(of target: URL, isConflict: Bool, coordinator: Coordinator) throws -> FileVersion {
         do {
-            return try FileVersion.addVersion(ofItemAt: target, withContentsOf: target, byMoving: false,
+            return try withVersionStore { () throws(FileVersionError) -> FileVersion in try FileVersion.addVersion(ofItemAt: target, withContentsOf: target, byMoving: false,
                                               isConflict: isConflict, savingComputer: FileVersion.hostName,
-                                              coordinator: coordinator)
+                                              coordinator: coordinator) }
         } catch {
             let what = isConflict ? "the changed file as a conflict version" : "the previous contents as a version"
             throw DocumentError.saveFailed(target, reason: "could not keep \(what) (\(error))", errno: nil)
@@ -70,7 +70,9 @@ extension CloudDocument {
         Self.conflictChecks.sync {
             let (url, isOpen) = storage.withLock { ($0.fileURL, $0.isOpen) }
             guard isOpen else { return }
-            let inConflict = !((try? FileVersion.unresolvedConflictVersionsOfItem(at: url)) ?? []).isEmpty
+            let inConflict = withVersionStore {
+                !((try? FileVersion.unresolvedConflictVersionsOfItem(at: url)) ?? []).isEmpty
+            }
             update { storage in
                 guard storage.isOpen, storage.fileURL == url else { return }
                 if inConflict { storage.state.insert(.inConflict) } else { storage.state.remove(.inConflict) }
@@ -82,6 +84,18 @@ extension CloudDocument {
     /// must not block the presenter queue).
     nonisolated func scheduleConflictCheck() {
         Self.conflictCheckWork.async { [self] in refreshConflictState() }
+    }
+
+    /// Runs `body` with the document's version store (see `versionStoreOverride`).
+    nonisolated func withVersionStore<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        guard let store = versionStoreOverride else { return try body() }
+        var outcome: Result<T, E>?
+        VersionStore.$override.withValue(store) {
+            do throws(E) { outcome = .success(try body()) } catch { outcome = .failure(error) }
+        }
+        // withValue ran the closure, so outcome is set.
+        guard let outcome else { return try body() }
+        return try outcome.get()
     }
 
     /// Serialises conflict checks of all documents (each is a short read of the version store).

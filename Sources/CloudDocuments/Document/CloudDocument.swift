@@ -86,6 +86,10 @@ open class CloudDocument: FilePresenter {
     /// and one asked for by another coordinator) never write at the same time. Only taken inside
     /// a coordinated write, after the coordination locks: a save waiting for those never holds it.
     nonisolated let saveLock = NSLock()
+    /// The version store bound with `VersionStore.override` (tests) when the document was made,
+    /// or `nil` for the standard one. The document's own version calls run on its queues, which do
+    /// not inherit task-local values, so they bind it again (`withVersionStore`).
+    nonisolated let versionStoreOverride = VersionStore.override
 
     /// The size from which loading and saving publish a `Progress` and the state
     /// ``DocumentState/progressAvailable``: 1 MiB. Each document copies it at creation; tests
