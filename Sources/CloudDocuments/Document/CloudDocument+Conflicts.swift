@@ -53,9 +53,11 @@ extension CloudDocument {
     /// Adds the file at `target` (still in place) as a version of itself.
     private nonisolated func keepVersion(of target: URL, isConflict: Bool, coordinator: Coordinator) throws -> FileVersion {
         do {
-            return try withVersionStore { () throws(FileVersionError) -> FileVersion in try FileVersion.addVersion(ofItemAt: target, withContentsOf: target, byMoving: false,
-                                              isConflict: isConflict, savingComputer: FileVersion.hostName,
-                                              coordinator: coordinator) }
+            return try withVersionStore { () throws(FileVersionError) -> FileVersion in
+                try FileVersion.addVersion(ofItemAt: target, withContentsOf: target, byMoving: false,
+                                           isConflict: isConflict, savingComputer: FileVersion.hostName,
+                                           coordinator: coordinator)
+            }
         } catch {
             let what = isConflict ? "the changed file as a conflict version" : "the previous contents as a version"
             throw DocumentError.saveFailed(target, reason: "could not keep \(what) (\(error))", errno: nil)
