@@ -134,6 +134,30 @@ struct DocumentConflictTests {
         }
     }
 
+    @Test("the conflict version cannot be kept → the save fails and the other writer's file is untouched")
+    func unusableStoreFailsTheSave() async throws {
+        let blocker = try makeTemporaryFolder(prefix: "clouddocs-nostore")
+        defer { POSIX.removeTree(blocker.path) }
+        let file = blocker.appendingPathComponent("a-file")
+        try put("not a folder", at: file)
+        // The store's root is below a regular file: every attempt to create it fails (ENOTDIR).
+        let store = VersionStore(root: file.appendingPathComponent("store").path)
+        try await VersionStore.$override.withValue(store) {
+            try await withOpenNote(containing: "original") { _, url, document in
+                document.edit("mine")
+                try put("theirs", at: url)
+                await #expect(throws: DocumentError.self) {
+                    try await document.saveThrowing(to: url, for: .forOverwriting)
+                }
+                #expect(text(at: url) == "theirs")
+                #expect(document.hasUnsavedChanges)
+                #expect(document.documentState.contains(.savingError))
+                #expect(!document.documentState.contains(.inConflict))
+                try? await document.closeThrowing()
+            }
+        }
+    }
+
     @Test("resolveConflict can merge instead: no conflict version, the merged contents are written")
     func hookMerges() async throws {
         try await withPrivateVersionStore {
