@@ -79,6 +79,7 @@ extension CloudDocument {
             throw error
         }
         restartAutosaveTimer()
+        refreshConflictState()
         waitForAnnouncements()
     }
 
@@ -128,6 +129,7 @@ extension CloudDocument {
         let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen) }
         let progressBox = HopBox<Progress?>(nil)
         let opened = HopBox(false)
+        let keptConflict = HopBox(false)
         do {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
@@ -153,7 +155,12 @@ extension CloudDocument {
                 }
                 storage.withLock { $0.writeProgress = progressReporter(for: snapshot.progress) }
                 defer { storage.withLock { $0.writeProgress = nil } }
-                try writeContents(snapshot.contents, andAttributes: snapshot.attributes, safelyTo: target, for: operation)
+                // A file changed since we last read or wrote it is kept as a conflict version (or
+                // merged by resolveConflict), never silently overwritten.
+                let protection = try protectOverwrittenContents(at: target, for: operation, contents: snapshot.contents,
+                                                                coordinator: coordinator)
+                try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: operation)
+                keptConflict.value = protection.conflict != nil
                 let identity = DiskIdentity.of(target)
                 // With progress: on the main actor, after the announcement of
                 // progressAvailable, so an observer of that announcement still finds the progress
@@ -165,6 +172,7 @@ extension CloudDocument {
                     storage.diskIdentity = identity
                     if let identity { storage.fileModificationDate = identity.modificationDate }
                     storage.state.remove(.savingError)
+                    if keptConflict.value { storage.state.insert(.inConflict) }
                     if let progress = snapshot.progress, storage.progress === progress {
                         storage.progress = nil
                         storage.state.remove(.progressAvailable)
@@ -196,6 +204,8 @@ extension CloudDocument {
             throw error
         }
         if opened.value { restartAutosaveTimer() }
+        // A save as (or a first save) may land on an item that has unresolved conflicts.
+        if !keptConflict.value { refreshConflictState() }
         notifySaveObserver(.success(url))
         waitForAnnouncements()
     }

@@ -86,6 +86,10 @@ open class CloudDocument: FilePresenter {
     /// and one asked for by another coordinator) never write at the same time. Only taken inside
     /// a coordinated write, after the coordination locks: a save waiting for those never holds it.
     nonisolated let saveLock = NSLock()
+    /// The version store bound with `VersionStore.override` (tests) when the document was made,
+    /// or `nil` for the standard one. The document's own version calls run on its queues, which do
+    /// not inherit task-local values, so they bind it again (`withVersionStore`).
+    nonisolated let versionStoreOverride = VersionStore.override
 
     /// The size from which loading and saving publish a `Progress` and the state
     /// ``DocumentState/progressAvailable``: 1 MiB. Each document copies it at creation; tests
@@ -440,6 +444,57 @@ open class CloudDocument: FilePresenter {
     /// (Packages) An item inside the document's folder moved. The default does nothing.
     nonisolated open func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
 
+    /// A version of the file was added (by this document's save, or by any `FileVersion` call in
+    /// this process). The default re-checks ``DocumentState/inConflict`` against the version
+    /// store, off the presenter queue. Overrides should call `super`.
+    nonisolated open func presentedItemDidGain(_ version: FileVersionReference) {
+        scheduleConflictCheck()
+    }
+
+    /// A version of the file was removed. The default re-checks ``DocumentState/inConflict``
+    /// (removing the last unresolved conflict version clears it). Overrides should call `super`.
+    nonisolated open func presentedItemDidLose(_ version: FileVersionReference) {
+        scheduleConflictCheck()
+    }
+
+    /// A conflict version of the file was resolved. The default re-checks
+    /// ``DocumentState/inConflict`` (resolving the last one clears it). Overrides should call `super`.
+    nonisolated open func presentedItemDidResolveConflict(_ version: FileVersionReference) {
+        scheduleConflictCheck()
+    }
+
+    // MARK: Versions and conflicts
+
+    /// Whether each save keeps the contents it overwrites as a (non-conflict) version of the file,
+    /// so an app can offer "browse earlier versions" (`FileVersion.otherVersionsOfItem(at:)`).
+    /// NSDocument's name; `false` by default. The version is added inside the save's coordinated
+    /// write; if it cannot be added, the save fails with ``DocumentError/saveFailed(_:reason:errno:)``
+    /// and the file is untouched. The store's bounds apply (Docs/Versions.md, "Bounds"). Any thread.
+    nonisolated public var preservesVersions: Bool {
+        get { storage.withLock { $0.preservesVersions } }
+        set { storage.withLock { $0.preservesVersions = newValue } }
+    }
+
+    /// Called when a save is about to overwrite a file that changed since the document last read
+    /// or wrote it (another process wrote it, coordinated or not): a chance to merge instead of
+    /// leaving a conflict.
+    ///
+    /// Runs on the main actor, **inside the save's coordinated write** of the file: read the file
+    /// at `url` directly (it holds the other writer's contents, and nobody cooperating changes it
+    /// meanwhile); do not coordinate on it (that would fail with would-deadlock). `typeName` is the
+    /// type being saved, `contents` what ``contents(forType:)`` returned for this save.
+    ///
+    /// Return the contents to write instead (the merge): then no conflict version is kept and the
+    /// document does not gain ``DocumentState/inConflict``. If the merge also changes your model,
+    /// update it here without recording a change, so the document is clean after the save. Return
+    /// `nil` (the default) to keep the file's contents as an unresolved conflict version and write
+    /// `contents` as the current version; the document then gains ``DocumentState/inConflict``.
+    /// Throwing fails the save (``DocumentState/savingError``; the file is untouched).
+    open func resolveConflict(withCurrentContentsAt url: URL, ofType typeName: String,
+                              saving contents: DocumentContents) throws -> DocumentContents? {
+        nil
+    }
+
     // MARK: Internal knobs (tests, diagnostics)
 
     /// The size from which this document publishes a progress (default 1 MiB). Any thread.
@@ -501,6 +556,8 @@ struct DocumentStorage {
     var editingDisabledCount = 0
     /// What the file looked like after the last open, save or revert.
     var diskIdentity: DiskIdentity?
+    /// ``CloudDocument/preservesVersions``.
+    var preservesVersions = false
     var streams: [Int: AsyncStream<DocumentState>.Continuation] = [:]
     var nextStreamID = 0
     var announcements: [StateAnnouncement] = []

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
@@ -26,7 +27,8 @@ extension FileVersion {
     static func addVersion(ofItemAt url: URL, withContentsOf contentsURL: URL, byMoving: Bool, isConflict: Bool,
                            savingComputer: String?, coordinator: Coordinator?) throws(FileVersionError) -> FileVersion {
         let store = VersionStore.standard
-        return try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+        return try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator,
+                                    announce: { version, itemURL in [.gained(version.reference(itemURL: itemURL))] }) {
             (itemURL) throws(FileVersionError) -> FileVersion in
             guard let item = try store.item(at: itemURL, creating: true) else { throw .itemNotFound(itemURL) }
             let record = try store.addVersion(
@@ -43,16 +45,21 @@ extension FileVersion {
     /// ``FileVersionError``; a version another process removed meanwhile is not an error.
     public static func removeOtherVersionsOfItem(at url: URL, coordinator: Coordinator? = nil) throws(FileVersionError) {
         let store = VersionStore.standard
-        try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
-            (itemURL) throws(FileVersionError) in
-            guard let item = try store.item(at: itemURL, creating: false) else { return }
+        _ = try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator,
+                                 announce: { removed, itemURL in removed.map { .lost($0.reference(itemURL: itemURL)) } }) {
+            (itemURL) throws(FileVersionError) -> [FileVersion] in
+            guard let item = try store.item(at: itemURL, creating: false) else { return [] }
             store.sweep(item.id, insideCoordinatedWrite: true)
+            var removed: [FileVersion] = []
             for record in store.versions(of: item.id) {
+                let version = FileVersion(record: record, itemID: item.id, itemURL: itemURL, store: store)
                 do throws(FileVersionError) { try store.removeVersion(record.id, of: item.id) } catch {
                     if case .versionNotFound = error { continue }
                     throw error
                 }
+                removed.append(version)
             }
+            return removed
         }
     }
 
@@ -61,7 +68,8 @@ extension FileVersion {
     /// ``FileVersionError/versionNotFound(_:)`` when it is already gone.
     public func remove(coordinator: Coordinator? = nil) throws(FileVersionError) {
         guard let itemID else { throw .isCurrentVersion(url) }
-        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator,
+                                  announce: { _, itemURL in [.lost(reference(itemURL: itemURL))] }) {
             (_) throws(FileVersionError) in
             store.sweep(itemID, insideCoordinatedWrite: true)
             try store.removeVersion(persistentIdentifier.rawValue, of: itemID)
@@ -72,7 +80,8 @@ extension FileVersion {
     /// item, and records it durably. Does nothing for a version that is not an unresolved conflict.
     public func resolve(coordinator: Coordinator? = nil) throws(FileVersionError) {
         guard let itemID, !isResolved else { return }
-        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {
+        try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator,
+                                  announce: { _, itemURL in [.resolvedConflict(reference(itemURL: itemURL))] }) {
             (_) throws(FileVersionError) in
             guard var record = store.readVersionRecord(itemID, persistentIdentifier.rawValue) else {
                 throw .versionNotFound(url)

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
@@ -21,7 +22,8 @@ extension FileVersion {
         throws(FileVersionError) -> URL {
         let source = VersionContents.withoutTrailingSlashes(PathBytes.path(of: self.url))
         let byMoving = options.contains(.byMoving) && !isCurrent
-        return try Self.coordinatedWrite(url, options: .forReplacing, coordinator: coordinator) {
+        return try Self.coordinatedWrite(url, options: .forReplacing, coordinator: coordinator,
+                                         announce: { _, itemURL in byMoving ? [.lost(reference(itemURL: itemURL))] : [] }) {
             (targetURL) throws(FileVersionError) -> URL in
             guard hasLocalContents else { throw .versionNotFound(self.url) }
             let paths: SavePaths

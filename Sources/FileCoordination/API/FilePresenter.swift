@@ -65,6 +65,18 @@ public protocol FilePresenter: AnyObject, Sendable {
     /// (Directories) An item inside the presented directory, at `url`, is about to be deleted.
     /// Call the handler with `nil`, or with an error to veto.
     func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// A version of the item was added (for instance a conflict version kept by a document's save,
+    /// or a version added with `FileVersion.addOfItem`). Sent to every presenter of the item in
+    /// this process, the one whose coordinator made the change included.
+    func presentedItemDidGain(_ version: FileVersionReference)
+
+    /// A version of the item was removed. Sent like ``presentedItemDidGain(_:)``.
+    func presentedItemDidLose(_ version: FileVersionReference)
+
+    /// A conflict version of the item was resolved (`FileVersion.isResolved` became `true`). Sent
+    /// like ``presentedItemDidGain(_:)``.
+    func presentedItemDidResolveConflict(_ version: FileVersionReference)
 }
 
 extension FilePresenter {
@@ -98,4 +110,10 @@ extension FilePresenter {
     public func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
+    /// Default: does nothing. Runs on the presenter's queue.
+    public func presentedItemDidGain(_ version: FileVersionReference) {}
+    /// Default: does nothing. Runs on the presenter's queue.
+    public func presentedItemDidLose(_ version: FileVersionReference) {}
+    /// Default: does nothing. Runs on the presenter's queue.
+    public func presentedItemDidResolveConflict(_ version: FileVersionReference) {}
 }

@@ -74,6 +74,12 @@ final class InProcessDelivery: PresenterDelivery {
             deliver(to: presenter) { presenter.presentedSubitemDidChange(at: url) }
         case .subitemDidMove(let from, let to):
             deliver(to: presenter) { presenter.presentedSubitem(at: from, didMoveTo: to) }
+        case .versionDidGain(let version):
+            deliver(to: presenter) { presenter.presentedItemDidGain(version) }
+        case .versionDidLose(let version):
+            deliver(to: presenter) { presenter.presentedItemDidLose(version) }
+        case .versionDidResolveConflict(let version):
+            deliver(to: presenter) { presenter.presentedItemDidResolveConflict(version) }
         case .reacquire:
             break  // handled above
         }

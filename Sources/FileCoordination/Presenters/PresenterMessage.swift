@@ -70,6 +70,12 @@ enum PresenterMessage: Sendable, Equatable {
     case subitemDidChange(at: URL)
     /// `presentedSubitem(at:didMoveTo:)`; no answer.
     case subitemDidMove(from: URL, to: URL)
+    /// `presentedItemDidGain(_:)`; no answer.
+    case versionDidGain(FileVersionReference)
+    /// `presentedItemDidLose(_:)`; no answer.
+    case versionDidLose(FileVersionReference)
+    /// `presentedItemDidResolveConflict(_:)`; no answer.
+    case versionDidResolveConflict(FileVersionReference)
 
     /// The answer a coordinator waits for.
     enum ExpectedAnswer: Sendable, Equatable {
@@ -85,7 +91,8 @@ enum PresenterMessage: Sendable, Equatable {
         switch self {
         case .relinquishToReader, .relinquishToWriter: return .relinquishment
         case .saveChanges, .accommodateDeletion, .accommodateSubitemDeletion: return .completion
-        case .reacquire, .itemDidChange, .itemDidMove, .subitemDidAppear, .subitemDidChange, .subitemDidMove: return .none
+        case .reacquire, .itemDidChange, .itemDidMove, .subitemDidAppear, .subitemDidChange, .subitemDidMove,
+             .versionDidGain, .versionDidLose, .versionDidResolveConflict: return .none
         }
     }
 

@@ -1,0 +1,107 @@
+import FileCoordination
+import Foundation
+
+// No silent lost updates: a save that would overwrite a file changed since the document last read
+// or wrote it keeps the file's contents as an unresolved conflict version first, and the document
+// gains `.inConflict` until the item's last unresolved conflict version is resolved or removed.
+// See Docs/Versions.md, "Conflicts in documents".
+
+extension CloudDocument {
+    /// What a save keeps of the contents it is about to overwrite.
+    struct OverwriteProtection: Sendable {
+        /// The contents to write: the snapshot's, or what ``resolveConflict(withCurrentContentsAt:ofType:saving:)``
+        /// merged.
+        var contents: DocumentContents
+        /// The conflict version kept, if the file had changed and was not merged.
+        var conflict: FileVersion?
+    }
+
+    /// Runs inside the save's coordinated write of `target`, before the new contents are written.
+    /// If the file there is the document's own file and differs from what the document last read
+    /// or wrote (its `FileIdentity`), lets ``resolveConflict(withCurrentContentsAt:ofType:saving:)``
+    /// merge, or else keeps the file as an unresolved conflict version. Otherwise, with
+    /// ``preservesVersions``, keeps it as an ordinary version. Versions are added with the save's
+    /// `coordinator` (a second coordinator would fail with would-deadlock).
+    ///
+    /// Throws ``DocumentError/saveFailed(_:reason:errno:)`` when the contents could not be kept:
+    /// the save must then not overwrite them.
+    nonisolated func protectOverwrittenContents(at target: URL, for operation: SaveOperation, contents: DocumentContents,
+                                                coordinator: Coordinator) throws -> OverwriteProtection {
+        var result = OverwriteProtection(contents: contents, conflict: nil)
+        guard operation == .forOverwriting, let current = DiskIdentity.of(target) else { return result }
+        let (known, fileURL, isOpen, preserves) = storage.withLock {
+            ($0.diskIdentity, $0.fileURL, $0.isOpen, $0.preservesVersions)
+        }
+        let isOwnFile = isOpen && fileURL.standardizedFileURL == target.standardizedFileURL
+        if isOwnFile, let known, current != known {
+            let merged = try onMainActor { () throws -> DocumentContents? in
+                try resolveConflict(withCurrentContentsAt: target, ofType: savingType(for: target), saving: contents)
+            }
+            if let merged {
+                result.contents = merged
+            } else {
+                result.conflict = try keepVersion(of: target, isConflict: true, coordinator: coordinator)
+                return result
+            }
+        }
+        if preserves {
+            _ = try keepVersion(of: target, isConflict: false, coordinator: coordinator)
+        }
+        return result
+    }
+
+    /// Adds the file at `target` (still in place) as a version of itself.
+    private nonisolated func keepVersion(of target: URL, isConflict: Bool, coordinator: Coordinator) throws -> FileVersion {
+        do {
+            return try withVersionStore { () throws(FileVersionError) -> FileVersion in
+                try FileVersion.addVersion(ofItemAt: target, withContentsOf: target, byMoving: false,
+                                           isConflict: isConflict, savingComputer: FileVersion.hostName,
+                                           coordinator: coordinator)
+            }
+        } catch {
+            let what = isConflict ? "the changed file as a conflict version" : "the previous contents as a version"
+            throw DocumentError.saveFailed(target, reason: "could not keep \(what) (\(error))", errno: nil)
+        }
+    }
+
+    /// Sets or clears ``DocumentState/inConflict`` from the version store: set while the item at
+    /// ``fileURL`` has an unresolved conflict version. Does nothing while closed. Any thread but
+    /// the main one (it reads the store); checks run one at a time, so a later check's answer is
+    /// never overwritten by an earlier one's.
+    nonisolated func refreshConflictState() {
+        Self.conflictChecks.sync {
+            let (url, isOpen) = storage.withLock { ($0.fileURL, $0.isOpen) }
+            guard isOpen else { return }
+            let inConflict = withVersionStore {
+                !((try? FileVersion.unresolvedConflictVersionsOfItem(at: url)) ?? []).isEmpty
+            }
+            update { storage in
+                guard storage.isOpen, storage.fileURL == url else { return }
+                if inConflict { storage.state.insert(.inConflict) } else { storage.state.remove(.inConflict) }
+            }
+        }
+    }
+
+    /// ``refreshConflictState()`` later, off the calling queue (for presenter messages, which
+    /// must not block the presenter queue).
+    nonisolated func scheduleConflictCheck() {
+        Self.conflictCheckWork.async { [self] in refreshConflictState() }
+    }
+
+    /// Runs `body` with the document's version store (see `versionStoreOverride`).
+    nonisolated func withVersionStore<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        guard let store = versionStoreOverride else { return try body() }
+        var outcome: Result<T, E>?
+        VersionStore.$override.withValue(store) {
+            do throws(E) { outcome = .success(try body()) } catch { outcome = .failure(error) }
+        }
+        // withValue ran the closure, so outcome is set.
+        guard let outcome else { return try body() }
+        return try outcome.get()
+    }
+
+    /// Serialises conflict checks of all documents (each is a short read of the version store).
+    nonisolated static let conflictChecks = DispatchQueue(label: "CloudDocument.conflictChecks")
+    /// Where scheduled checks run (they then wait for `conflictChecks`).
+    nonisolated static let conflictCheckWork = DispatchQueue(label: "CloudDocument.conflictCheckWork")
+}
