@@ -130,6 +130,7 @@ extension CloudDocument {
         let progressBox = HopBox<Progress?>(nil)
         let opened = HopBox(false)
         let keptConflict = HopBox(false)
+        let landedElsewhere = HopBox(false)
         do {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
@@ -184,6 +185,7 @@ extension CloudDocument {
                     storage.editingDisabledCount = 0
                     return (oldURL, true)
                 } }
+                landedElsewhere.value = becameOpen || oldURL.standardizedFileURL != target.standardizedFileURL
                 // Re-register under the new URL while the write lock is still held.
                 if becameOpen {
                     opened.value = true
@@ -204,8 +206,10 @@ extension CloudDocument {
             throw error
         }
         if opened.value { restartAutosaveTimer() }
-        // A save as (or a first save) may land on an item that has unresolved conflicts.
-        if !keptConflict.value { refreshConflictState() }
+        // A save as (or a first save) may land on an item that has unresolved conflicts. A save
+        // over the document's own file changes no conflict version unless it kept one (then the
+        // state is set above): the store is not read again (it costs a tenth of a small save).
+        if !keptConflict.value && landedElsewhere.value { refreshConflictState() }
         notifySaveObserver(.success(url))
         waitForAnnouncements()
     }
