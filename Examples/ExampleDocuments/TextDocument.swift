@@ -18,6 +18,11 @@ import Foundation
 /// it; the bytes are read and written off the main actor. The compiler checks all of it — no lock.
 public final class TextDocument: CloudDocument {
     private var storedText = ""
+    /// The text as last loaded from the file: the common ancestor of a three-way merge until this
+    /// document writes the file (then ``lastWritten`` is).
+    private var loadedText = ""
+    /// The bytes this document last wrote, recorded by the write step (off the main actor).
+    nonisolated private let lastWritten = WrittenContents()
 
     /// Whether the file started with a UTF-8 byte-order mark (`EF BB BF`). It is written back on
     /// save. New documents have none.
@@ -97,7 +102,50 @@ public final class TextDocument: CloudDocument {
         }
         let (text, mark) = try Self.decode(data, name: fileURL.lastPathComponent)
         storedText = text
+        loadedText = text
+        lastWritten.set(nil)
         hasByteOrderMark = mark
+    }
+
+    // MARK: Merging instead of conflicting
+
+    /// Records what was written, so the next save that finds the file changed merges against it.
+    public nonisolated override func writeContents(_ contents: DocumentContents,
+                                                   andAttributes attributes: [FileAttributeKey: any Sendable]?,
+                                                   safelyTo url: URL, for saveOperation: SaveOperation) throws {
+        try super.writeContents(contents, andAttributes: attributes, safelyTo: url, for: saveOperation)
+        if case .data(let data) = contents { lastWritten.set(data) }
+    }
+
+    /// Goes beyond Apple: when the file changed since this document last read or wrote it, the
+    /// two texts are merged line by line against that common ancestor (``TextMerge``). Edits that
+    /// do not overlap — two programs appending lines, say — are both kept and no conflict version
+    /// is made; overlapping edits return `nil`, so the save keeps the other text as an unresolved
+    /// conflict version and the document becomes ``DocumentState/inConflict``.
+    ///
+    /// Runs on the main actor inside the save's coordinated write. The document's text becomes
+    /// the merge (edits made since the save's snapshot are merged onto it too); the undo history
+    /// is kept.
+    public override func resolveConflict(withCurrentContentsAt url: URL, ofType typeName: String,
+                                         saving contents: DocumentContents) throws -> DocumentContents? {
+        guard case .data(let oursData) = contents,
+              let theirsData = try? Data(contentsOf: url),
+              let (ours, _) = try? Self.decode(oursData, name: url.lastPathComponent),
+              let (theirs, _) = try? Self.decode(theirsData, name: url.lastPathComponent) else { return nil }
+        var base = loadedText
+        if let written = lastWritten.get(), let (text, _) = try? Self.decode(written, name: url.lastPathComponent) {
+            base = text
+        }
+        guard case .merged(let merged) = TextMerge.merge(base: base, ours: ours, theirs: theirs) else { return nil }
+        if storedText == ours {
+            storedText = merged
+        } else if case .merged(let both) = TextMerge.merge(base: ours, ours: storedText, theirs: merged) {
+            storedText = both  // edited again after the snapshot: keep those edits on the merge
+        }
+        var data = Data(capacity: merged.utf8.count + 3)
+        if hasByteOrderMark { data.append(contentsOf: Self.byteOrderMark) }
+        data.append(contentsOf: merged.utf8)
+        return .data(data)
     }
 
     // MARK: Text helpers
@@ -164,3 +212,14 @@ public final class TextDocument: CloudDocument {
     }
 }
 
+/// The bytes a text document last wrote: set by its write step on the document's file-access
+/// queue, read by its merge hook on the main actor.
+private final class WrittenContents: @unchecked Sendable {
+    // @unchecked: `data` is only touched with `lock` held (an NSLock: pthread-based, so
+    // ThreadSanitizer sees it).
+    private let lock = NSLock()
+    private var data: Data?
+
+    func set(_ new: Data?) { lock.withLock { data = new } }
+    func get() -> Data? { lock.withLock { data } }
+}
