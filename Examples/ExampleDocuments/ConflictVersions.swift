@@ -56,6 +56,21 @@ public enum ConflictVersions {
         try FileVersion.unresolvedConflictVersionsOfItem(at: url)
     }
 
+    /// The line a tool prints after ``resolve(_:keeping:)`` resolved the conflicts of `url`.
+    public static func report(_ resolution: Resolution, keeping keep: Keep, of url: URL) -> String {
+        let name = url.lastPathComponent
+        let count = "\(resolution.resolvedCount) conflict\(resolution.resolvedCount == 1 ? "" : "s")"
+        switch keep {
+        case .current where resolution.resolvedCount == 0:
+            return "No unresolved conflicts in \(name)."
+        case .current:
+            return "Kept the current \(name); resolved and removed \(count)."
+        case .version(let number):
+            let computer = resolution.kept?.localizedNameOfSavingComputer.map { " (from \($0))" } ?? ""
+            return "Replaced \(name) with conflict version \(number)\(computer); resolved and removed \(count)."
+        }
+    }
+
     /// The listing the tools print: a header, then one line per version — its number, date
     /// (ISO 8601, UTC), saving computer and `summary` of its contents.
     public static func listing(_ versions: [FileVersion], of url: URL, summary: (FileVersion) -> String) -> String {

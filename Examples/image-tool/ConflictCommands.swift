@@ -23,17 +23,7 @@ enum ConflictCommands {
         }
         guard FileManager.default.fileExists(atPath: url.path) else { throw FileVersionError.itemNotFound(url) }
         let resolution = try ConflictVersions.resolve(url, keeping: keep)
-        let name = url.lastPathComponent
-        let count = "\(resolution.resolvedCount) conflict\(resolution.resolvedCount == 1 ? "" : "s")"
-        switch keep {
-        case .current where resolution.resolvedCount == 0:
-            print("No unresolved conflicts in \(name).")
-        case .current:
-            print("Kept the current \(name); resolved and removed \(count).")
-        case .version(let number):
-            let computer = resolution.kept?.localizedNameOfSavingComputer.map { " (from \($0))" } ?? ""
-            print("Replaced \(name) with conflict version \(number)\(computer); resolved and removed \(count).")
-        }
+        print(ConflictVersions.report(resolution, keeping: keep, of: url))
     }
 
     /// The format (from the magic number) and size of the image file at `url`.

@@ -27,17 +27,7 @@ enum ConflictCommands {
         } catch let error as FileVersionError {
             throw VersionFailure(error: error)
         }
-        let name = url.lastPathComponent
-        let count = "\(resolution.resolvedCount) conflict\(resolution.resolvedCount == 1 ? "" : "s")"
-        switch keep {
-        case .current where resolution.resolvedCount == 0:
-            print("No unresolved conflicts in \(name).")
-        case .current:
-            print("Kept the current \(name); resolved and removed \(count).")
-        case .version(let number):
-            let computer = resolution.kept?.localizedNameOfSavingComputer.map { " (from \($0))" } ?? ""
-            print("Replaced \(name) with conflict version \(number)\(computer); resolved and removed \(count).")
-        }
+        print(ConflictVersions.report(resolution, keeping: keep, of: url))
     }
 }
 
