@@ -39,6 +39,7 @@ public enum ConflictVersions {
         /// There is no conflict version with that number.
         case noSuchVersion(Int, name: String, count: Int)
 
+        /// The message a tool prints for this failure.
         public var errorDescription: String? {
             switch self {
             case .noSuchVersion(let number, let name, 0):
@@ -47,6 +48,7 @@ public enum ConflictVersions {
                 return "“\(name)” has \(count) unresolved conflict version\(count == 1 ? "" : "s"); there is no version \(number)"
             }
         }
+        /// The same text as `errorDescription`.
         public var failureReason: String? { errorDescription }
     }
 

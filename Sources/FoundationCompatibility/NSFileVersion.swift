@@ -37,7 +37,9 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
 
     /// Apple's options of ``addOfItem(at:withContentsOf:options:)``.
     public struct AddingOptions: OptionSet, Sendable {
+        /// The option bits (OptionSet).
         public let rawValue: UInt
+        /// Options from their bits; unknown bits are kept and ignored. Never fails.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// Move the contents into the version store instead of copying them.
         public static let byMoving = AddingOptions(rawValue: 1 << 0)
@@ -45,7 +47,9 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
 
     /// Apple's options of ``replaceItem(at:options:)``.
     public struct ReplacingOptions: OptionSet, Sendable {
+        /// The option bits (OptionSet).
         public let rawValue: UInt
+        /// Options from their bits; unknown bits are kept and ignored. Never fails.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// Move the version's contents to the item instead of copying them; the version is removed.
         public static let byMoving = ReplacingOptions(rawValue: 1 << 0)

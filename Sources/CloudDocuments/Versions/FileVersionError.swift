@@ -20,6 +20,7 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
     /// why. The store is left as it was before the operation (no half version is ever visible).
     case storeFailed(path: String, call: String, errno: Int32)
 
+    /// What went wrong and what to do, in one sentence or two.
     public var description: String {
         switch self {
         case .itemNotFound(let url): return "No item at “\(url.path)”."

@@ -20,6 +20,7 @@ public struct FileVersionReference: Sendable, Hashable, CustomStringConvertible 
     /// Whether the version is a conflict version.
     public let isConflict: Bool
 
+    /// A reference to the version at `url` of the item at `itemURL`. Never fails; nothing is checked on disk.
     public init(itemURL: URL, url: URL, persistentIdentifier: String, isConflict: Bool) {
         self.itemURL = itemURL
         self.url = url
@@ -27,6 +28,7 @@ public struct FileVersionReference: Sendable, Hashable, CustomStringConvertible 
         self.isConflict = isConflict
     }
 
+    /// A one-line description for logs.
     public var description: String {
         "version \(persistentIdentifier) of \(itemURL.path)\(isConflict ? " (conflict)" : "")"
     }
