@@ -119,6 +119,40 @@ struct PathResolutionTests {
                 "no file with U+FFFD in its name appeared")
     }
 
+    @Test("an upload copy of a file named with byte 0xFF has its bytes; deleting a folder so named waits for a writer inside")
+    func uploadsAndFolderDeletesKeepTheBytes() throws {
+        let scratch = try Scratch()
+        let name: [UInt8] = [0x63, 0xFF, 0x2E, 0x74, 0x78, 0x74]
+        #expect(writeRaw(in: scratch.url, name, "payload"))
+        let copied = try Coordinator().coordinate(readingItemAt: rawNameURL(in: scratch.url, name),
+                                                  options: .forUploading) { copy in
+            try String(contentsOf: copy, encoding: .utf8)
+        }
+        #expect(copied == "payload")
+
+        // A folder whose name is not UTF-8: a delete of it must lock its subtree (decided from
+        // an lstat of the exact bytes), so a writer inside makes it wait.
+        let folderName: [UInt8] = [0x64, 0xFE]
+        let folder = rawNameURL(in: scratch.url, folderName)
+        #expect(rawPath(in: scratch.url, folderName).withUnsafeBufferPointer { mkdir($0.baseAddress!, 0o700) } == 0)
+        let inside = folder.appendingPathComponent("inside.txt")
+        let writerIn = Signal(), writerOut = Signal()
+        let writer = onThread {
+            try? Coordinator().coordinate(writingItemAt: inside) { _ in
+                writerIn.fire()
+                _ = writerOut.wait()
+            }
+        }
+        _ = writerIn.wait()
+        let deleter = Coordinator()
+        deleter.timeout = .milliseconds(200)
+        #expect(throws: CoordinationError.self, "the delete waits for the writer inside the folder") {
+            try deleter.coordinate(writingItemAt: folder, options: .forDeleting) { _ in }
+        }
+        writerOut.fire()
+        _ = writer.wait()
+    }
+
     @Test("an uncoordinated change of a file named with byte 0xFF reaches its presenter")
     func changeMonitorWatchesBytes() throws {
         let scratch = try Scratch()

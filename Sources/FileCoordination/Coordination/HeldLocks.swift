@@ -61,7 +61,7 @@ struct HeldLocks: Sendable {
 
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        return CanonicalPath.withCString(path) { lstat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The lock files of the items inside `directory`, found by listing the mirrored folder.

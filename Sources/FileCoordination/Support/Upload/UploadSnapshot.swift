@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// Temporary copies for `.forUploading` reads: a copy of a file, or a ZIP archive of a folder,
 /// in a fresh private folder (mode 0700) under the temporary directory. The caller removes the
@@ -98,12 +99,10 @@ enum UploadSnapshot {
 
     // MARK: Paths as bytes
 
+    /// The item's path as the kernel sees it: exact bytes, also for names that are not UTF-8
+    /// (Foundation's `withUnsafeFileSystemRepresentation` gives an empty string for those).
     private static func fileSystemPath(_ url: URL) -> [UInt8] {
-        url.withUnsafeFileSystemRepresentation { pointer in
-            guard let pointer else { return Array(url.path.utf8) }
-            return Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
-                                             count: strlen(pointer)))
-        }
+        PathBytes.bytes(of: PathBytes.path(of: url))
     }
 
     /// The snapshot's file name: the item's last path component, made valid UTF-8 (bytes that
