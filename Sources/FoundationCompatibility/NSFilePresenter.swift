@@ -37,12 +37,22 @@ import Foundation
 /// is `@preconcurrency`, so older code that declares them without `@Sendable` still compiles (with a
 /// warning in Swift 6 mode) and its methods are still called.
 ///
+/// ## Version messages
+/// ``presentedItemDidGain(_:)``, ``presentedItemDidLose(_:)`` and
+/// ``presentedItemDidResolveConflict(_:)`` arrive, as on Apple platforms, for every change of the
+/// item's versions made in this process (by ``NSFileVersion``, CloudDocuments' `FileVersion` or a
+/// document's save), on ``presentedItemOperationQueue`` — also at the presenter whose own
+/// coordinator made the change. The `NSFileVersion` is looked up when the message is delivered; a
+/// version already gone from the store (always, for a loss) still has its `url`,
+/// `persistentIdentifier` and `isConflict` (see ``NSFileVersion``, "In version messages").
+/// Changes made by other processes are not messaged.
+///
 /// ## Not (yet) provided
-/// The version messages (`presentedItemDidGain(_:)`, `presentedItemDidLose(_:)`,
-/// `presentedItemDidResolveConflict(_:)` and the subitem forms) need `NSFileVersion`, which does
-/// not exist yet; the ubiquity and eviction messages need iCloud. They will be added with those
-/// types. `primaryPresentedItemURL` is accepted but not used: related items ("sidecar" files) are
-/// not coordinated as one.
+/// The subitem forms of the version messages (`presentedSubitem(at:didGain:)`,
+/// `presentedSubitem(at:didLose:)`, `presentedSubitem(at:didResolve:)`): version messages go to the
+/// item's own presenters only. The ubiquity and eviction messages need iCloud.
+/// `primaryPresentedItemURL` is accepted but not used: related items ("sidecar" files) are not
+/// coordinated as one.
 @preconcurrency
 public protocol NSFilePresenter: NSObjectProtocol {
     /// The item this presenter presents; `nil` while it does not exist. Read on any thread.
@@ -95,6 +105,19 @@ public protocol NSFilePresenter: NSObjectProtocol {
     /// (Directories) The item inside the presented directory at `url` is about to be deleted.
     /// Call the handler with `nil`, or with an error to veto. Default: answers `nil` at once.
     func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
+    /// A version of the item was added: a conflict version a save kept, or a version added with
+    /// ``NSFileVersion/addOfItem(at:withContentsOf:options:)``. Sent to every presenter of the
+    /// item in this process, the one whose coordinator made the change included.
+    func presentedItemDidGain(_ version: NSFileVersion)
+
+    /// A version of the item was removed (``NSFileVersion/remove()``,
+    /// ``NSFileVersion/removeOtherVersionsOfItem(at:)``, a replacement `.byMoving`). The version is
+    /// gone from the store: its `url`, `persistentIdentifier` and `isConflict` tell which it was.
+    func presentedItemDidLose(_ version: NSFileVersion)
+
+    /// A conflict version of the item was resolved (``NSFileVersion/isResolved`` became `true`).
+    func presentedItemDidResolveConflict(_ version: NSFileVersion)
 }
 
 extension NSFilePresenter {
@@ -130,4 +153,10 @@ extension NSFilePresenter {
     public func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
+    /// Default: does nothing.
+    public func presentedItemDidGain(_ version: NSFileVersion) {}
+    /// Default: does nothing.
+    public func presentedItemDidLose(_ version: NSFileVersion) {}
+    /// Default: does nothing.
+    public func presentedItemDidResolveConflict(_ version: NSFileVersion) {}
 }

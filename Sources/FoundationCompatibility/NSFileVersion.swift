@@ -1,5 +1,6 @@
 import Foundation
 internal import CloudDocuments
+internal import FileCoordination
 
 /// A version of a file or folder — its current contents, an earlier version kept aside, or a
 /// conflict version: Apple's `NSFileVersion`, with Apple's names and Swift shapes, for Linux. It is
@@ -24,15 +25,45 @@ internal import CloudDocuments
 /// Every member may be used from any thread. Every change runs inside a coordinated write of the
 /// item (it waits for other coordinated readers and writers of it, in any process); the queries do
 /// not coordinate. Nothing calls back.
+///
+/// ## In version messages
+/// The `NSFileVersion` an ``NSFilePresenter`` receives in `presentedItemDidGain(_:)`,
+/// `presentedItemDidLose(_:)` or `presentedItemDidResolveConflict(_:)` is looked up in the store
+/// when the message is delivered. A version no longer there — always so for `presentedItemDidLose(_:)`
+/// — is described from the message alone: ``url``, ``persistentIdentifier`` and ``isConflict``
+/// are the version's, ``localizedName`` is the item's name, ``localizedNameOfSavingComputer`` and
+/// ``modificationDate`` are `nil`, ``isResolved`` is `true` (it is no unresolved conflict any
+/// more), ``hasLocalContents`` is `false`, and ``remove()`` and ``replaceItem(at:options:)``
+/// throw `NSFileNoSuchFileError`.
 open class NSFileVersion: NSObject, @unchecked Sendable {
-    // @unchecked Sendable: the only stored state is `version`, an immutable reference to a
-    // Sendable `FileVersion` (whose two mutable flags are behind its own lock). Subclasses that
-    // add state must protect it.
-    let version: FileVersion
+    // @unchecked Sendable: the only stored state is `source`, immutable: either a reference to a
+    // Sendable `FileVersion` (whose two mutable flags are behind its own lock) or a Sendable
+    // value. Subclasses that add state must protect it.
+    let source: Source
+
+    /// Where an instance's answers come from.
+    enum Source: Sendable {
+        /// A version found in the store, or the current version.
+        case stored(FileVersion)
+        /// A version a version message named that is not in the store (any more).
+        case gone(FileVersionReference)
+    }
 
     init(_ version: FileVersion) {
-        self.version = version
+        source = .stored(version)
         super.init()
+    }
+
+    /// A version that is not in the store, described by the message that named it.
+    init(gone reference: FileVersionReference) {
+        source = .gone(reference)
+        super.init()
+    }
+
+    /// The stored version, `nil` for one that is gone.
+    private var version: FileVersion? {
+        if case .stored(let version) = source { return version }
+        return nil
     }
 
     /// Apple's options of ``addOfItem(at:withContentsOf:options:)``.
@@ -142,44 +173,67 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
 
     /// Where the version's contents are: the item for the current version, a file or folder in
     /// the version store otherwise. Read it; do not change it.
-    open var url: URL { version.url }
+    open var url: URL {
+        switch source {
+        case .stored(let version): return version.url
+        case .gone(let reference): return reference.url
+        }
+    }
 
-    /// The item's name when the version was made.
-    open var localizedName: String? { version.localizedName }
+    /// The item's name when the version was made (for a version that is gone: the item's name).
+    open var localizedName: String? {
+        switch source {
+        case .stored(let version): return version.localizedName
+        case .gone(let reference): return reference.itemURL.lastPathComponent
+        }
+    }
 
     /// The host name of the computer that made the version (or, for a sync tool's conflict copy,
-    /// the device or user its name carries); `nil` for the current version.
-    open var localizedNameOfSavingComputer: String? { version.localizedNameOfSavingComputer }
+    /// the device or user its name carries); `nil` for the current version and one that is gone.
+    open var localizedNameOfSavingComputer: String? { version?.localizedNameOfSavingComputer }
 
     /// The person who made the version: not known here, always `nil`.
     open var originatorNameComponents: PersonNameComponents? { nil }
 
-    /// When the version's contents were last modified.
-    open var modificationDate: Date? { version.modificationDate }
+    /// When the version's contents were last modified; `nil` for a version that is gone.
+    open var modificationDate: Date? { version?.modificationDate }
 
     /// The version's identity, stable across processes and restarts: an `NSString` you may
     /// archive, and later hand to ``version(itemAt:forPersistentIdentifier:)``.
-    open var persistentIdentifier: any NSCoding { NSString(string: version.persistentIdentifier.rawValue) }
+    open var persistentIdentifier: any NSCoding { NSString(string: identifierText) }
+
+    /// The text of ``persistentIdentifier``.
+    var identifierText: String {
+        switch source {
+        case .stored(let version): return version.persistentIdentifier.rawValue
+        case .gone(let reference): return reference.persistentIdentifier
+        }
+    }
 
     /// Whether this is a conflict version (stays `true` once resolved).
-    open var isConflict: Bool { version.isConflict }
+    open var isConflict: Bool {
+        switch source {
+        case .stored(let version): return version.isConflict
+        case .gone(let reference): return reference.isConflict
+        }
+    }
 
     /// `false` only for an unresolved conflict version. Setting `true` resolves it, durably and
     /// inside a coordinated write; it can never go back to `false`. A failure is not reported.
     open var isResolved: Bool {
-        get { version.isResolved }
-        set { version.isResolved = newValue }
+        get { version?.isResolved ?? true }
+        set { version?.isResolved = newValue }
     }
 
     /// Whether the store may drop this version first when it needs room. A failure to record a
     /// change is not reported.
     open var isDiscardable: Bool {
-        get { version.isDiscardable }
-        set { version.isDiscardable = newValue }
+        get { version?.isDiscardable ?? false }
+        set { version?.isDiscardable = newValue }
     }
 
     /// Whether the version's contents are on this computer (`false` once it was removed).
-    open var hasLocalContents: Bool { version.hasLocalContents }
+    open var hasLocalContents: Bool { version?.hasLocalContents ?? false }
 
     /// Whether a thumbnail is stored with the version: never here.
     open var hasThumbnail: Bool { false }
@@ -188,6 +242,9 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
     /// inside a coordinated write, and returns where they now are. With `.byMoving` the version's
     /// contents are moved (and the version removed). Throws an `NSError`; then `url` is untouched.
     open func replaceItem(at url: URL, options: NSFileVersion.ReplacingOptions = []) throws -> URL {
+        guard let version else {
+            throw FileVersionErrorMapping.nsError(for: .versionNotFound(self.url), item: url)
+        }
         do {
             return try version.replaceItem(at: url, options: options.contains(.byMoving) ? .byMoving : [])
         } catch {
@@ -199,12 +256,16 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
     /// Throws an `NSError`: `NSFeatureUnsupportedError` for the current version,
     /// `NSFileNoSuchFileError` when it is gone already.
     open func remove() throws {
+        guard let version else {
+            throw FileVersionErrorMapping.nsError(for: .versionNotFound(url), item: url)
+        }
         do { try version.remove() } catch {
             throw FileVersionErrorMapping.nsError(for: error, item: version.url)
         }
     }
 
     open override var description: String {
-        "<NSFileVersion \(version.persistentIdentifier) of “\(localizedName ?? "")”\(isConflict ? (isResolved ? " resolved conflict" : " conflict") : "")>"
+        let kind = isConflict ? (isResolved ? " resolved conflict" : " conflict") : ""
+        return "<NSFileVersion \(identifierText) of “\(localizedName ?? "")”\(kind)\(version == nil ? ", gone" : "")>"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 internal import FileCoordination
+internal import CloudDocuments
 
 /// Stands in for one ``NSFilePresenter`` towards FileCoordination, whose `FilePresenter` protocol is
 /// `Sendable` (its registry and coordinators call presenters from many threads). The user's object
@@ -13,7 +14,8 @@ internal import FileCoordination
 ///   which is the user's queue, so the user's methods run where the user expects them to;
 /// - `presentedItemURL` and `presentedItemOperationQueue` are read on any thread, exactly as
 ///   Apple's coordinator reads them; the protocol documents that they must allow it;
-/// - `presenter` is a weak reference written once in `init`; loading a weak reference is atomic.
+/// - `presenter` is a weak reference written once in `init`; loading a weak reference is atomic;
+///   `versionStore` is an immutable `Sendable` value.
 final class PresenterBridge: FilePresenter, @unchecked Sendable {
     /// The user's presenter; `nil` once it has been deallocated.
     private(set) weak var presenter: (any NSFilePresenter)?
@@ -26,8 +28,15 @@ final class PresenterBridge: FilePresenter, @unchecked Sendable {
         return queue
     }()
 
+    /// The version store the version messages' `NSFileVersion`s are looked up in: the one in
+    /// effect where the presenter was first registered or given to a coordinator (the standard
+    /// store, unless a test overrode it), since the messages arrive on a queue that task-local
+    /// overrides do not reach.
+    private let versionStore: VersionStoreScope
+
     init(_ presenter: any NSFilePresenter) {
         self.presenter = presenter
+        versionStore = .current
     }
 
     var presentedItemURL: URL? { presenter?.presentedItemURL }
@@ -67,6 +76,28 @@ final class PresenterBridge: FilePresenter, @unchecked Sendable {
     func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         guard let presenter else { return completionHandler(nil) }
         presenter.accommodatePresentedSubitemDeletion(at: url, completionHandler: completionHandler)
+    }
+
+    // The version messages: the reference becomes an NSFileVersion, looked up on the presenter's
+    // queue when the message is delivered (NSFileVersion.named(by:presentedItemURL:in:)).
+
+    func presentedItemDidGain(_ version: FileVersionReference) {
+        guard let presenter else { return }
+        presenter.presentedItemDidGain(nsFileVersion(version, for: presenter))
+    }
+
+    func presentedItemDidLose(_ version: FileVersionReference) {
+        guard let presenter else { return }
+        presenter.presentedItemDidLose(nsFileVersion(version, for: presenter))
+    }
+
+    func presentedItemDidResolveConflict(_ version: FileVersionReference) {
+        guard let presenter else { return }
+        presenter.presentedItemDidResolveConflict(nsFileVersion(version, for: presenter))
+    }
+
+    private func nsFileVersion(_ reference: FileVersionReference, for presenter: any NSFilePresenter) -> NSFileVersion {
+        NSFileVersion.named(by: reference, presentedItemURL: presenter.presentedItemURL, in: versionStore)
     }
 }
 

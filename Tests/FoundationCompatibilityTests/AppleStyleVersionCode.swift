@@ -67,3 +67,64 @@ enum VersionKeeper {
         }
     }
 }
+
+/// A presenter that keeps a document's conflict badge up to date from the version messages, as an
+/// app's document controller does: it records what it was told and about which version.
+final class ConflictBadgeWatcher: NSObject, NSFilePresenter {
+    /// One version message, as the app saw it.
+    struct Message: Sendable, Equatable {
+        let kind: String
+        let url: URL
+        let persistentIdentifier: String
+        let isConflict: Bool
+        let isResolved: Bool
+        let savingComputer: String?
+        let hasLocalContents: Bool
+    }
+
+    let presentedItemURL: URL?
+    let presentedItemOperationQueue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        return queue
+    }()
+    private let lock = NSLock()
+    private var received: [Message] = []
+    private var versionsTold: [NSFileVersion] = []
+    /// Signalled after every message.
+    let arrived = DispatchSemaphore(value: 0)
+
+    init(url: URL) {
+        presentedItemURL = url
+        super.init()
+    }
+
+    /// The messages so far, oldest first.
+    var messages: [Message] {
+        lock.lock(); defer { lock.unlock() }
+        return received
+    }
+
+    /// The `NSFileVersion` objects the messages carried, oldest first.
+    var versions: [NSFileVersion] {
+        lock.lock(); defer { lock.unlock() }
+        return versionsTold
+    }
+
+    func presentedItemDidGain(_ version: NSFileVersion) { record("gain", version) }
+    func presentedItemDidLose(_ version: NSFileVersion) { record("lose", version) }
+    func presentedItemDidResolveConflict(_ version: NSFileVersion) { record("resolve", version) }
+
+    private func record(_ kind: String, _ version: NSFileVersion) {
+        let identifier = (version.persistentIdentifier as? NSString).map { String($0) } ?? "?"
+        let message = Message(kind: kind, url: version.url, persistentIdentifier: identifier,
+                              isConflict: version.isConflict, isResolved: version.isResolved,
+                              savingComputer: version.localizedNameOfSavingComputer,
+                              hasLocalContents: version.hasLocalContents)
+        lock.lock()
+        received.append(message)
+        versionsTold.append(version)
+        lock.unlock()
+        arrived.signal()
+    }
+}

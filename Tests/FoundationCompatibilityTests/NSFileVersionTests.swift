@@ -142,3 +142,91 @@ struct NSFileVersionTests {
         }
     }
 }
+
+/// The identifier text of `version`'s `persistentIdentifier`.
+private func identifier(_ version: NSFileVersion) -> String? {
+    (version.persistentIdentifier as? NSString).map { String($0) }
+}
+
+@Suite("NSFilePresenter version messages")
+struct NSFilePresenterVersionMessageTests {
+    @Test("a presenter hears gain, resolve and lose with the right NSFileVersion")
+    func gainResolveLose() throws {
+        try withDocument { url in
+            let watcher = ConflictBadgeWatcher(url: url)
+            NSFileCoordinator.addFilePresenter(watcher)
+            defer { NSFileCoordinator.removeFilePresenter(watcher) }
+            let wait = { #expect(watcher.arrived.wait(timeout: .now() + 30) == .success) }
+
+            // Each step waits for its message, so the version is looked up before the next change.
+            let snapshot = try NSFileVersion.addOfItem(at: url, withContentsOf: url)
+            wait()
+            try addConflict("theirs\n", of: url, from: "laptop")
+            wait()
+            let conflict = try #require(NSFileVersion.unresolvedConflictVersionsOfItem(at: url)?.first)
+            conflict.isResolved = true
+            wait()
+            try conflict.remove()
+            wait()
+            try snapshot.remove()
+            wait()
+
+            let messages = watcher.messages
+            try #require(messages.count == 5)
+            #expect(messages.map(\.kind) == ["gain", "gain", "resolve", "lose", "lose"])
+
+            // The snapshot: gained, later lost.
+            #expect(messages[0].url == snapshot.url)
+            #expect(messages[0].persistentIdentifier == identifier(snapshot))
+            #expect(!messages[0].isConflict && messages[0].isResolved && messages[0].hasLocalContents)
+            #expect(messages[4].url == snapshot.url)
+            #expect(messages[4].persistentIdentifier == identifier(snapshot))
+            #expect(!messages[4].isConflict && !messages[4].hasLocalContents)
+
+            // The conflict: gained unresolved, with its saving computer (looked up in the store) …
+            #expect(messages[1].url == conflict.url)
+            #expect(messages[1].persistentIdentifier == identifier(conflict))
+            #expect(messages[1].isConflict && !messages[1].isResolved)
+            #expect(messages[1].savingComputer == "laptop")
+            #expect(messages[1].hasLocalContents)
+            // … resolved …
+            #expect(messages[2].url == conflict.url)
+            #expect(messages[2].persistentIdentifier == identifier(conflict))
+            #expect(messages[2].isConflict && messages[2].isResolved)
+            #expect(messages[2].savingComputer == "laptop")
+            // … and lost: gone from the store, described by the message.
+            #expect(messages[3].url == conflict.url)
+            #expect(messages[3].persistentIdentifier == identifier(conflict))
+            #expect(messages[3].isConflict && messages[3].isResolved && !messages[3].hasLocalContents)
+            #expect(messages[3].savingComputer == nil)
+        }
+    }
+
+    @Test("the NSFileVersion of a gain can be used, and that of a loss says it is gone the Cocoa way")
+    func usingTheVersionsTold() throws {
+        try withDocument { url in
+            let watcher = ConflictBadgeWatcher(url: url)
+            NSFileCoordinator.addFilePresenter(watcher)
+            defer { NSFileCoordinator.removeFilePresenter(watcher) }
+
+            try addConflict("theirs\n", of: url, from: "laptop")
+            #expect(watcher.arrived.wait(timeout: .now() + 30) == .success)
+            let gained = try #require(watcher.versions.first)
+            #expect(text(gained.url) == "theirs\n")
+            _ = try gained.replaceItem(at: url, options: [])
+            #expect(text(url) == "theirs\n")
+
+            try NSFileVersion.removeOtherVersionsOfItem(at: url)
+            #expect(watcher.arrived.wait(timeout: .now() + 30) == .success)
+            let lost = try #require(watcher.versions.last)
+            #expect(watcher.messages.last?.kind == "lose")
+            #expect(identifier(lost) == identifier(gained))
+            #expect(lost.localizedName == "doc.txt")
+            #expect(lost.modificationDate == nil)
+            #expect(VersionKeeper.delete(lost)?.domain == NSCocoaErrorDomain)
+            #expect(VersionKeeper.delete(lost)?.code == NSFileNoSuchFileError)
+            lost.isResolved = true   // nothing to resolve: ignored, as on Apple platforms
+            #expect(NSFileVersion.otherVersionsOfItem(at: url)?.isEmpty == true)
+        }
+    }
+}
