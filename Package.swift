@@ -62,7 +62,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
                     dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments"], swiftSettings: strict),
-        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "text-editor", "image-tool"],
+        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]
 )

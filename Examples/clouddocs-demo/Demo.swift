@@ -45,7 +45,7 @@ enum Demo {
         // 2. Another process edits notes.txt while this one has it open.
         Narration.step(2, "A second process edits notes.txt while this process has it open")
         let states = notes.stateChanges
-        try SecondProcess.start(editing: notesURL)
+        try SecondProcess.start(.appendLine, editing: notesURL)
         let arrived = await waitUntil(states, seconds: 10) { _ in notes.text.contains("second process") }
         if arrived {
             Narration.event("this process's document reloaded by itself: \(Narration.quoted(notes.text))")
@@ -81,8 +81,13 @@ enum Demo {
         let onDisk = try String(contentsOf: notesURL, encoding: .utf8)
         Narration.event("on disk: \(Narration.quoted(onDisk))")
 
-        // 5. Closing.
-        Narration.step(5, "Closing")
+        // 5–7. Both processes edit at once: merged, then a conflict, shown and resolved.
+        try await ConflictSteps.merge(notes, at: notesURL, step: 5)
+        try await ConflictSteps.conflict(notes, at: notesURL, step: 6)
+        try await ConflictSteps.resolve(notes, at: notesURL, step: 7)
+
+        // 8. Closing.
+        Narration.step(8, "Closing")
         try await notes.closeThrowing()
         Narration.event("notes.txt closed")
     }
@@ -95,8 +100,9 @@ enum Demo {
         }
     }
 
-    /// Reads `states` until `condition` holds after a change, or `seconds` pass.
-    private static func waitUntil(
+    /// Reads `states` until `condition` holds after a change, or `seconds` pass (the time limit
+    /// only ends a wait that went wrong; it never sequences anything).
+    static func waitUntil(
         _ states: AsyncStream<DocumentState>, seconds: Double, _ condition: @escaping @MainActor @Sendable (DocumentState) -> Bool
     ) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in

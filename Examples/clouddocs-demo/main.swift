@@ -2,7 +2,7 @@
 import Foundation
 
 let arguments = CommandLine.arguments
-if arguments.count == 3, arguments[1] == SecondProcess.flag {
-    exit(await SecondProcess.run(path: arguments[2]))
+if arguments.count >= 3, arguments[1] == SecondProcess.flag {
+    exit(await SecondProcess.run(arguments: Array(arguments.dropFirst(2))))
 }
 exit(await Demo.run())

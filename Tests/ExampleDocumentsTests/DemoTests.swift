@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// `swift run clouddocs-demo`, run as a user would (its second process included), in a private
+/// temporary folder with a private version store.
+@Suite("clouddocs-demo")
+struct DemoTests {
+    /// The lines of step `number` of the demo's output (from its heading to the next one).
+    private func step(_ number: Int, of output: String) -> [Substring] {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("\(number). ") }) else { return [] }
+        let end = lines[(start + 1)...].firstIndex(where: { $0.first?.isNumber == true }) ?? lines.endIndex
+        return Array(lines[start..<end])
+    }
+
+    @Test("runs every step; two processes' edits are merged, then conflict, and the conflict is shown and resolved")
+    func demoRuns() throws {
+        let scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("clouddocs-demo-test-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = scratch.appendingPathComponent("versions")
+        let run = try runExampleTool("clouddocs-demo", [], in: scratch,
+                                     environment: ["TMPDIR": scratch.path, "CLOUDDOCUMENTS_VERSION_STORE": store.path])
+        #expect(run.status == 0, "output:\n\(run.output)\nerrors:\n\(run.errors)")
+        #expect(!run.output.contains("The demo failed"))
+        #expect(!run.output.contains("within 10 s"))
+        #expect(run.output.contains("\nDone."))
+
+        // 5: different lines edited by both processes: merged, no conflict.
+        let merged = step(5, of: run.output)
+        #expect(merged.contains { $0.contains("[second process] changed “Shopping list⏎” to “Shopping list for Saturday⏎”") })
+        #expect(merged.contains { $0.contains("TextDocument merged them") })
+        #expect(merged.contains { $0.contains("on disk: “Shopping list for Saturday⏎") && $0.contains("- eggs⏎”; no conflict") })
+        #expect(!merged.contains { $0.contains("inConflict") })
+
+        // 6: the same line edited by both: a conflict, shown with both texts.
+        let conflict = step(6, of: run.output)
+        #expect(conflict.contains { $0.contains("[second process] changed “- milk⏎” to “- whole milk⏎”") })
+        #expect(conflict.contains { $0.contains("notification: notes is now [inConflict") })
+        #expect(conflict.contains { $0.contains("  state [inConflict") })
+        #expect(conflict.contains { $0.contains("current version: “") && $0.contains("- oat milk⏎") && $0.contains("saved at ") })
+        #expect(conflict.contains { $0.contains("conflict version 1: “") && $0.contains("- whole milk⏎") && $0.contains("saved on ") })
+        #expect(!conflict.contains { $0.contains("conflict version 2") })
+
+        // 7: resolved by picking the second process's version; .inConflict clears.
+        let resolved = step(7, of: run.output)
+        #expect(resolved.contains { $0.contains("took conflict version 1's text and saved it") })
+        #expect(resolved.contains { $0.contains("resolved and removed 1 conflict version") })
+        #expect(resolved.contains { $0.hasSuffix("state normal; unresolved conflict versions left: 0") })
+        #expect(resolved.contains { $0.contains("on disk: “") && $0.contains("- whole milk⏎") && !$0.contains("oat milk") })
+
+        #expect(step(8, of: run.output).contains { $0.contains("notes.txt closed") })
+    }
+}
