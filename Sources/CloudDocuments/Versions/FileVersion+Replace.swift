@@ -5,8 +5,11 @@ import SystemSupport
 
 extension FileVersion {
     /// Puts this version's contents at `url` (usually the item itself, to restore it), inside a
-    /// coordinated write of `url` with `.forReplacing`, and returns the URL where the contents now
-    /// are (the coordinator's URL for `url`, which differs only if the item moved while waiting).
+    /// coordinated write of `url`, and returns the URL where the contents now are (the
+    /// coordinator's URL for `url`, which differs only if the item moved while waiting). The write
+    /// is a plain one, not `.forReplacing`: that option means a deletion to presenters, and an
+    /// open document would close; restoring is a change of contents, so an open document of the
+    /// item stays open and reloads the restored contents (or keeps its unsaved changes).
     ///
     /// The contents are copied to a temporary item beside `url` (named like a save's, so a killed
     /// process's leftover is reclaimed by later saves), flushed and renamed over `url`: a reader
@@ -22,7 +25,7 @@ extension FileVersion {
         throws(FileVersionError) -> URL {
         let source = VersionContents.withoutTrailingSlashes(PathBytes.path(of: self.url))
         let byMoving = options.contains(.byMoving) && !isCurrent
-        return try Self.coordinatedWrite(url, options: .forReplacing, coordinator: coordinator,
+        return try Self.coordinatedWrite(url, options: [], coordinator: coordinator,
                                          announce: { _, itemURL in byMoving ? [.lost(reference(itemURL: itemURL))] : [] }) {
             (targetURL) throws(FileVersionError) -> URL in
             guard hasLocalContents else { throw .versionNotFound(self.url) }
