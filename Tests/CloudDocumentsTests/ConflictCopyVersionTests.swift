@@ -30,7 +30,11 @@ final class CopyMessageRecorder: FilePresenter {
     func presentedItemDidLose(_ version: FileVersionReference) { record("lose \(version.persistentIdentifier)") }
     func presentedItemDidResolveConflict(_ version: FileVersionReference) { record("resolve \(version.persistentIdentifier)") }
     func presentedSubitemDidAppear(at url: URL) { record("appear \(url.lastPathComponent)") }
-    func presentedItemDidChange() { record("change") }
+    /// "change" while the item is there, "change (missing)" when it is not.
+    func presentedItemDidChange() {
+        let exists = presentedItemURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+        record(exists ? "change" : "change (missing)")
+    }
 
     /// Waits until `predicate` holds for the messages (each new message within 10 s); false on a time-out.
     func wait(until predicate: @escaping @Sendable ([String]) -> Bool) async throws -> Bool {
