@@ -27,10 +27,7 @@ extension SyncConflictNaming {
         let present = Set(listing)
         var copiesByOriginal: [String: [SyncConflictCopy]] = [:]
         for name in listing {
-            // conflictCopy(named:) leaves internal items out.
-            guard let copy = conflictCopy(named: name, options: options)
-                    ?? safeBackupCopy(named: name, originals: present) else { continue }
-            if copy.scheme == .oneDriveLegacy && !present.contains(copy.originalName) { continue }
+            guard let copy = conflictCopy(named: name, amongOriginals: present, options: options) else { continue }
             copiesByOriginal[copy.originalName, default: []].append(copy)
         }
         return copiesByOriginal.reduce(into: [:]) { groups, entry in
@@ -38,6 +35,38 @@ extension SyncConflictNaming {
             groups[entry.key] = SyncConflictGroup(originalName: entry.key,
                                                   originalIsPresent: present.contains(entry.key), copies: sorted)
         }
+    }
+
+    /// The group of `originalName` in the folder whose entries are `names`: what
+    /// `conflictGroups(in: names, options: options)[originalName]` returns, without parsing every
+    /// name of a large folder. Every scheme writes a copy's name starting with the original's stem
+    /// (or the whole original), and no scheme splits the stem before the original's first dot (for
+    /// `.hidden`, Syncthing's stem is empty); so only names starting with the original's bytes up to
+    /// its first dot can be its copies — and every other original a copy could be matched with
+    /// instead (OneDrive's longest-original rule) starts with them too, so the result is the same.
+    /// (The cut is at an ASCII byte, so it never splits an escape of a lossless path string.)
+    package static func conflictGroup<Names: Sequence<String>>(
+        of originalName: String, in names: Names, options: SyncConflictNamingOptions = .init()
+    ) -> SyncConflictGroup? {
+        let bytes = Array(originalName.utf8)
+        let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")) ?? bytes.endIndex
+        let prefix = bytes[..<firstDot]
+        let candidates = names.filter { $0.utf8.starts(with: prefix) }
+        return conflictGroups(in: candidates, options: options)[originalName]
+    }
+
+    /// The conflict copy `name` is in a folder whose entries (or the names that matter, such as the
+    /// presented items of the folder) are `originals`, with the rules of
+    /// ``conflictGroups(in:options:)`` that need the other names: OneDrive's legacy `NAME-HOST.EXT`
+    /// counts only when its original is among `originals`, and a `-safeBackup-` copy of an unknown
+    /// host is matched against them. Nil when `name` is not a conflict copy (internal items never are).
+    package static func conflictCopy(named name: String, amongOriginals originals: Set<String>,
+                                     options: SyncConflictNamingOptions = .init()) -> SyncConflictCopy? {
+        // conflictCopy(named:) leaves internal items out.
+        guard let copy = conflictCopy(named: name, options: options)
+                ?? safeBackupCopy(named: name, originals: originals) else { return nil }
+        if copy.scheme == .oneDriveLegacy && !originals.contains(copy.originalName) { return nil }
+        return copy
     }
 
     /// The copy that becomes the current version when `group`'s original is missing, or nil when the
