@@ -33,7 +33,7 @@ struct RcloneBisyncConflictTests {
                 #expect(copies.map(\.scheme) == [.rcloneBisyncPath, .rcloneBisyncPath])
                 #expect(copies.map(\.number) == [1, 2])
                 #expect(copies.allSatisfy { $0.savingComputer == nil })
-                #expect(listing(folder) == ["doc.txt..path1", "doc.txt..path2", RcloneBisync.unchangedFileName])
+                #expect(listing(folder) == ["doc.txt..path1", "doc.txt..path2", RcloneBisync.unchangedFolderName])
                 #expect(text(at: folder.appendingPathComponent("doc.txt..path1")) == "edit on path1")
                 #expect(text(at: folder.appendingPathComponent("doc.txt..path2")) == "edit on path2, longer")
             }
@@ -41,8 +41,55 @@ struct RcloneBisyncConflictTests {
         report("test realConflictCopiesAreRecognised took \(milliseconds(clock.now - began)) ms")
     }
 
-    @Test("documents open on both folders: the newer copy takes the real name, the other is a conflict version; resolving reaches the other folder with the next run")
-    func conflictWithDocumentsOpenOnBothFolders() async throws {
+    @Test("a document open in path1, the other device writes path2: the newer copy takes the real name, the other is a conflict version; resolving reaches path2 with the next run")
+    func conflictWithDocumentOpenInOneFolder() async throws {
+        _ = try RequiredTool.rclone.require()
+        let clock = ContinuousClock()
+        let began = clock.now
+        try await withPrivateVersionStore {
+            try await RcloneBisync.with { bisync in
+                let one = bisync.folder(.path1), two = bisync.folder(.path2)
+                let url1 = one.appendingPathComponent("doc.txt"), url2 = two.appendingPathComponent("doc.txt")
+                try put("base", at: url1)
+                try await bisync.run()
+                let document = NoteDocument(fileURL: url1)
+                try await document.openThrowing()
+
+                document.edit("edit on path1")
+                try await document.saveThrowing(to: url1, for: .forOverwriting)
+                try await FileClock.waitUntilAfterModification(of: url1)
+                try put("edit on path2", at: url2)                   // the newer one
+                try await bisync.run()
+                // rclone renamed the document's file to doc.txt..path1 and left no doc.txt.
+                try await expectPromotion(in: one, of: "edit on path2", document: document)
+                try await expectConflictVersion(of: url1, named: "doc.txt..path1", holding: "edit on path1")
+
+                // Resolve: the copy goes (coordinated), the document leaves .inConflict.
+                let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
+                try version.resolve()
+                #expect(conflictCopies(of: "doc.txt", in: one).isEmpty)
+                try await waitFor("the document out of conflict", timeout: .seconds(5)) {
+                    !document.documentState.contains(.inConflict)
+                }
+
+                // The next run carries promotion and resolution to path2; a further run finds
+                // nothing to do.
+                try await bisync.run()
+                for folder in [one, two] {
+                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
+                    #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
+                }
+                let quiet = try await bisync.run()
+                #expect(!quiet.contains("New or changed in both paths"))
+                #expect(document.text == "edit on path2" && document.documentState == .normal)
+                try await document.closeThrowing()
+            }
+        }
+        report("test conflictWithDocumentOpenInOneFolder took \(milliseconds(clock.now - began)) ms")
+    }
+
+    @Test("documents open in both folders: both get the newer text and .inConflict; resolving in path1 reaches path2 with the next run")
+    func conflictWithDocumentsOpenInBothFolders() async throws {
         _ = try RequiredTool.rclone.require()
         let clock = ContinuousClock()
         let began = clock.now
@@ -59,67 +106,80 @@ struct RcloneBisyncConflictTests {
                 document1.edit("edit on path1")
                 try await document1.saveThrowing(to: url1, for: .forOverwriting)
                 try await FileClock.waitUntilAfterModification(of: url1)
-                document2.edit("edit on path2")                 // saved later: the newer copy
+                document2.edit("edit on path2")                      // the newer one
                 try await document2.saveThrowing(to: url2, for: .forOverwriting)
-                let run = clock.now
                 try await bisync.run()
-                let afterRun = clock.now - run
 
-                // In each folder the newer copy (path2's) takes the real name, live, and the other
-                // (path1's) stays as the one unresolved conflict version.
                 for (folder, url, document) in [(one, url1, document1), (two, url2, document2)] {
-                    let promoted = try await waitFor("doc.txt back in \(folder.lastPathComponent)", timeout: .seconds(10)) {
-                        text(at: url) == "edit on path2"
-                    }
-                    let inConflict = try await waitFor("the document in \(folder.lastPathComponent) in conflict",
-                                                       timeout: .seconds(10)) {
-                        document.documentState.contains(.inConflict)
-                    }
-                    report("rclone: \(folder.lastPathComponent): real name back \(milliseconds(afterRun + promoted)) ms "
-                           + "after the run started, .inConflict \(milliseconds(inConflict)) ms later")
-                    #expect(document.fileURL.standardizedFileURL.path == url.standardizedFileURL.path)
-                    #expect(!document.documentState.contains(.closed))
-                    try await waitFor("the document in \(folder.lastPathComponent) to show the newer text",
-                                      timeout: .seconds(10)) { document.text == "edit on path2" }
-                    #expect(conflictCopies(of: "doc.txt", in: folder).map(\.name) == ["doc.txt..path1"])
-                    let versions = try FileVersion.unresolvedConflictVersionsOfItem(at: url)
-                    #expect(versions.count == 1)
-                    let version = try #require(versions.first)
-                    #expect(version.url.lastPathComponent == "doc.txt..path1")
-                    #expect(version.isConflict && !version.isResolved)
-                    #expect(version.localizedNameOfSavingComputer == nil)
-                    #expect(text(at: version.url) == "edit on path1")
+                    try await expectPromotion(in: folder, of: "edit on path2", document: document)
+                    try await expectConflictVersion(of: url, named: "doc.txt..path1", holding: "edit on path1")
                 }
 
-                // Resolve in path1: the copy goes (coordinated), document 1 leaves .inConflict.
                 let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
                 try version.resolve()
-                #expect(conflictCopies(of: "doc.txt", in: one).isEmpty)
                 try await waitFor("document 1 out of conflict", timeout: .seconds(5)) {
                     !document1.documentState.contains(.inConflict)
                 }
 
                 // The next run carries the resolution to path2: its copy goes, document 2 leaves
                 // .inConflict, and both folders end with the newer text under the real name only.
-                try await bisync.run()
+                let log = try await bisync.run()
+                #expect(!log.contains("New or changed in both paths"),
+                        "both folders' promotions must not make a new conflict:\n\(log)")
                 let cleared = try await waitFor("document 2 out of conflict", timeout: .seconds(10)) {
                     !document2.documentState.contains(.inConflict)
                 }
                 report("rclone: document 2 left .inConflict \(milliseconds(cleared)) ms after the next run")
                 for folder in [one, two] {
-                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFileName])
+                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
                     #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
                 }
                 #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: url2).isEmpty)
-                // And a further run finds nothing to do: no conflict made again.
                 let quiet = try await bisync.run()
                 #expect(!quiet.contains("New or changed in both paths"))
-                #expect(listing(two) == ["doc.txt", RcloneBisync.unchangedFileName])
 
                 try await document1.closeThrowing()
                 try await document2.closeThrowing()
             }
         }
-        report("test conflictWithDocumentsOpenOnBothFolders took \(milliseconds(clock.now - began)) ms")
+        report("test conflictWithDocumentsOpenInBothFolders took \(milliseconds(clock.now - began)) ms")
+    }
+
+    /// After a conflicting run: `newerText` gets the real name back in `folder` — live, or at the
+    /// latest on a query of the versions — and the open `document` stays the document of that
+    /// name, gains `.inConflict` and shows `newerText`.
+    private func expectPromotion(in folder: URL, of newerText: String, document: NoteDocument,
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let url = folder.appendingPathComponent("doc.txt")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let live = (try? await waitFor("doc.txt back in \(folder.lastPathComponent)", timeout: .seconds(2)) {
+            text(at: url) == newerText
+        }) != nil
+        if !live { _ = try FileVersion.unresolvedConflictVersionsOfItem(at: url) }
+        #expect(text(at: url) == newerText, sourceLocation: sourceLocation)
+        let inConflict = try await waitFor("the document in \(folder.lastPathComponent) in conflict",
+                                           timeout: .seconds(10)) { document.documentState.contains(.inConflict) }
+        report("rclone: \(folder.lastPathComponent): real name back \(live ? "live" : "on the query") after "
+               + "\(milliseconds(clock.now - start - inConflict)) ms, .inConflict \(milliseconds(inConflict)) ms later")
+        #expect(document.fileURL.standardizedFileURL.path == url.standardizedFileURL.path, sourceLocation: sourceLocation)
+        #expect(!document.documentState.contains(.closed), sourceLocation: sourceLocation)
+        try await waitFor("the document in \(folder.lastPathComponent) to show the newer text", timeout: .seconds(10)) {
+            document.text == newerText
+        }
+    }
+
+    /// `url` has exactly one unresolved conflict version: the copy `name` beside it, holding `text`.
+    private func expectConflictVersion(of url: URL, named name: String, holding text: String,
+                                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let folder = url.deletingLastPathComponent()
+        #expect(conflictCopies(of: url.lastPathComponent, in: folder).map(\.name) == [name], sourceLocation: sourceLocation)
+        let versions = try FileVersion.unresolvedConflictVersionsOfItem(at: url)
+        #expect(versions.count == 1, sourceLocation: sourceLocation)
+        let version = try #require(versions.first, sourceLocation: sourceLocation)
+        #expect(version.url.lastPathComponent == name, sourceLocation: sourceLocation)
+        #expect(version.isConflict && !version.isResolved, sourceLocation: sourceLocation)
+        #expect(version.localizedNameOfSavingComputer == nil, sourceLocation: sourceLocation)
+        #expect(CloudDocumentsTests.text(at: version.url) == text, sourceLocation: sourceLocation)
     }
 }

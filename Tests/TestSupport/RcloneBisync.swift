@@ -5,9 +5,11 @@ import Synchronization
 /// on `../shared/peers/rclone-bisync.sh`. Each ``run()`` is one bisync run, like a cron job would
 /// make; the first one adds `--resync`, which bisync needs to make its first listings.
 ///
-/// Both folders start with one file, `unchanged.txt`, that tests leave alone: bisync aborts a run
-/// in which *every* file changed on one side ("Safety abort: all files were changed"), which a test
-/// folder holding a single document would hit at once.
+/// Both folders start with a subfolder `unchanged/` of 8 files that tests leave alone, as a real
+/// folder has files nobody touches: bisync aborts a run in which every file changed on one side
+/// ("Safety abort: all files were changed"), or more than half of them were deleted ("too many
+/// deletes", `--max-delete` 50 %), which a test folder holding one document and its conflict copies
+/// would hit at once.
 ///
 /// ``with(_:)`` removes the temporary folder (both paths and bisync's listings) whether the body
 /// returns or throws. No rclone config file is read or written (`RCLONE_CONFIG=/dev/null`).
@@ -23,14 +25,14 @@ public final class RcloneBisync: Sendable {
     private let hasListings = Mutex(false)
     private let rclone: URL
 
-    /// The name of the file both folders hold and tests leave alone.
-    public static let unchangedFileName = "unchanged.txt"
+    /// The name of the subfolder both folders hold and tests leave alone.
+    public static let unchangedFolderName = "unchanged"
 
     public func folder(_ side: Side) -> URL { workURL.appendingPathComponent(side.rawValue, isDirectory: true) }
     private var stateURL: URL { workURL.appendingPathComponent("bisync-state", isDirectory: true) }
 
-    /// Makes the two folders (in a fresh temporary folder) with the unchanged file in path1; the
-    /// first ``run()`` copies it to path2.
+    /// Makes the two folders (in a fresh temporary folder) with the unchanged files in path1; the
+    /// first ``run()`` copies them to path2.
     public init() throws {
         rclone = try RequiredTool.rclone.require()
         let template = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("clouddocs-rclone-XXXXXX").path
@@ -41,8 +43,11 @@ public final class RcloneBisync: Sendable {
                        workURL.appendingPathComponent("bisync-state")] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
-        try Data("left alone by the tests\n".utf8)
-            .write(to: workURL.appendingPathComponent("path1").appendingPathComponent(Self.unchangedFileName))
+        let unchanged = workURL.appendingPathComponent("path1").appendingPathComponent(Self.unchangedFolderName)
+        try FileManager.default.createDirectory(at: unchanged, withIntermediateDirectories: true)
+        for number in 1...8 {
+            try Data("left alone by the tests\n".utf8).write(to: unchanged.appendingPathComponent("\(number).txt"))
+        }
     }
 
     /// Runs `body` with a fresh pair of folders and removes them afterwards.
