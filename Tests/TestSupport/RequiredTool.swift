@@ -50,11 +50,11 @@ public struct RequiredTool: Sendable, CustomStringConvertible {
         return !["", "0", "false", "no"].contains(value.lowercased())
     }
 
-    /// What to do about it, in one sentence.
+    /// What is missing and how to get it; says whether the tests skip or fail.
     public var missingMessage: String {
-        "`\(command)` is not installed, so \(purpose) are skipped: run `Tests/run-tests.sh` "
-            + "(installs it, then runs swift test) or `sudo apt-get install \(debianPackage)`"
-            + (Self.isCI ? " — CI is set, so this is a failure" : "")
+        "`\(command)` is not installed, and \(purpose) need it: run `Tests/run-tests.sh` (installs what "
+            + "the tests need, then runs swift test) or `sudo apt-get install \(debianPackage)`"
+            + (Self.isCI ? " (CI is set: failing instead of skipping)" : " (skipped)")
     }
 
     /// The executable's URL; throws ``Missing`` (with the install hint) when it is not installed.
