@@ -51,8 +51,10 @@ extension ChangeMonitor {
     /// The conflict copy of a presented item that the entry at `path` (a canonical path) is, if any.
     func conflictCopyOfWatchedItem(at path: String) -> WatchedCopy? {
         let (directory, name) = CanonicalPath.split(path)
+        // Cheap for the usual case (a presented item, or a folder not watched): no set, no parse.
         let originals: Set<String>? = state.withLock { state in
-            state.directories[directory].map { Set($0.names.keys) }
+            guard let watched = state.directories[directory], watched.names[name] == nil else { return nil }
+            return Set(watched.names.keys)
         }
         guard let originals else { return nil }
         return Self.watchedCopy(directory: directory, name: name, originals: originals)
