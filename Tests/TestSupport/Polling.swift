@@ -30,3 +30,12 @@ public enum Polling {
         }
     }
 }
+
+/// Runs blocking work (starting a program and waiting for it, stopping one) on a thread of its own,
+/// so that it does not hold one of Swift's few cooperative threads (2 on a 2-core CI machine) while
+/// other tests want them.
+public func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}

@@ -66,12 +66,8 @@ public final class RcloneBisync: Sendable {
         var arguments = ["bisync", folder(.path1).path, folder(.path2).path, "--workdir", stateURL.path, "-v"]
         if resync { arguments.append("--resync") }
         let rclone = self.rclone, fixedArguments = arguments
-        let (status, output) = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    try ToolProcess.run(rclone, fixedArguments, environment: ["RCLONE_CONFIG": "/dev/null"])
-                })
-            }
+        let (status, output) = try await offCooperativePool {
+            try ToolProcess.run(rclone, fixedArguments, environment: ["RCLONE_CONFIG": "/dev/null"])
         }
         guard status == 0 else {
             throw FixtureFailure(description: "rclone \(arguments.joined(separator: " ")) exited with \(status):\n\(output)")

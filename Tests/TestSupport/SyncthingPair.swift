@@ -54,11 +54,12 @@ public final class SyncthingPair: Sendable {
         let pair = try await start()
         do {
             let result = try await body(pair)
-            pair.stop()
+            try await offCooperativePool { pair.stop() }
             return result
         } catch {
             let details = pair.folderContents() + "\n" + pair.logTails()
-            pair.stop()
+            _ = try? await offCooperativePool { pair.stop() }
+            pair.stop()   // in case the thread could not run it
             throw FixtureFailure(description: "\(error)\n\(details)")
         }
     }
@@ -84,11 +85,13 @@ public final class SyncthingPair: Sendable {
                 folders[side] = folder
                 homes[side] = home
                 keys[side] = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-                let generated = try ToolProcess.run(syncthing, ["generate", "--home=\(home.path)", "--no-default-folder"])
+                let (generated, id) = try await offCooperativePool {
+                    (try ToolProcess.run(syncthing, ["generate", "--home=\(home.path)", "--no-default-folder"]),
+                     try ToolProcess.run(syncthing, ["serve", "--home=\(home.path)", "--device-id"]))
+                }
                 guard generated.status == 0 else {
                     throw FixtureFailure(description: "syncthing generate failed: \(generated.output)")
                 }
-                let id = try ToolProcess.run(syncthing, ["serve", "--home=\(home.path)", "--device-id"])
                 let deviceID = id.output.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard id.status == 0, deviceID.count == 63 else {
                     throw FixtureFailure(description: "syncthing --device-id failed: \(id.output)")
