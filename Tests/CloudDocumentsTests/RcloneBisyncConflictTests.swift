@@ -64,9 +64,10 @@ struct RcloneBisyncConflictTests {
                 try await expectPromotion(in: one, of: "edit on path2", document: document)
                 try await expectConflictVersion(of: url1, named: "doc.txt..path1", holding: "edit on path1")
 
-                // Resolve: the copy goes (coordinated), the document leaves .inConflict.
+                // Remove the conflict version (keeping the current text): the copy goes (coordinated),
+                // the document leaves .inConflict.
                 let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
-                try version.resolve()
+                try version.remove()
                 #expect(conflictCopies(of: "doc.txt", in: one).isEmpty)
                 try await waitFor("the document out of conflict", timeout: .seconds(5)) {
                     !document.documentState.contains(.inConflict)
