@@ -106,7 +106,10 @@ extension ChangeMonitor {
                 // Unknown before: it was there unless a report says it was just created.
                 let wasPresent = directory.copyStamps[entry.name].map { $0 != .missing } ?? !entry.created
                 let isPresent = stamp != .missing
-                directory.copyStamps[entry.name] = stamp
+                // A copy gone for good is forgotten (a later report of it is a new copy). Only a
+                // coordinated write's record of a removal stays, until the kernel's late reports
+                // of that removal have been read here.
+                directory.copyStamps[entry.name] = isPresent ? stamp : nil
                 state.directories[entry.directory] = directory
                 if isPresent && !wasPresent { return .gained }
                 if !isPresent && wasPresent { return .lost }
