@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A real program started by a test fixture (Syncthing, rclone), with its output in a log file.
+/// It is stopped only by its own PID: `stop()` sends SIGTERM, waits up to 5 s, then SIGKILL.
+public final class ToolProcess: Sendable {
+    public let name: String
+    public let logURL: URL
+    public let pid: Int32
+    /// The Foundation process; only touched under the lock (Process is not Sendable).
+    private let process: Mutex<Process?>
+
+    /// Starts `executable` with `arguments`, the environment of this process plus `environment`,
+    /// stdin from /dev/null and stdout + stderr appended to `logURL`.
+    public init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:],
+                logURL: URL) throws {
+        self.name = name
+        self.logURL = logURL
+        guard FileManager.default.createFile(atPath: logURL.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: logURL.path])
+        }
+        let log = try FileHandle(forWritingTo: logURL)
+        defer { try? log.close() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        pid = process.processIdentifier
+        self.process = Mutex(process)
+    }
+
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// The last `lines` lines of the log, for failure messages.
+    public func logTail(_ lines: Int = 15) -> String {
+        let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+        return "--- \(name) (\(logURL.path)), last lines:\n"
+            + text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after 5 s) and reaps it. Idempotent.
+    public func stop() {
+        process.withLock { slot in
+            guard let running = slot else { return }
+            slot = nil
+            if running.isRunning {
+                kill(pid, SIGTERM)
+                let deadline = ContinuousClock.now + .seconds(5)
+                while running.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+                if running.isRunning { kill(pid, SIGKILL) }
+            }
+            running.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+
+    /// Runs a program to its end and returns its exit status and output (stdout + stderr).
+    public static func run(_ executable: URL, _ arguments: [String],
+                           environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
