@@ -185,12 +185,13 @@ extension CloudDocument {
                     storage.editingDisabledCount = 0
                     return (oldURL, true)
                 } }
-                landedElsewhere.value = becameOpen || oldURL.standardizedFileURL != target.standardizedFileURL
+                let moved = !oldURL.isSameFilePath(as: target)
+                landedElsewhere.value = becameOpen || moved
                 // Re-register under the new URL while the write lock is still held.
                 if becameOpen {
                     opened.value = true
                     Coordinator.addFilePresenter(self)
-                } else if oldURL.standardizedFileURL != target.standardizedFileURL {
+                } else if moved {
                     Coordinator.removeFilePresenter(self)
                     Coordinator.addFilePresenter(self)
                 }
