@@ -12,6 +12,14 @@ func now() -> UInt64 {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// CPU time used by the whole process (every thread) so far, in nanoseconds: less disturbed by
+/// other programs on a busy machine than the time on the clock.
+func processCPUTime() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
 // Child mode: open a document and report the memory it took (a fresh process, so the peak is ours).
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     let url = URL(fileURLWithPath: CommandLine.arguments[2])
@@ -109,11 +117,13 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
     let plainURL = folder.appendingPathComponent("plain-\(size).bin")
     let data = Data(bytes)
     var raw: [Double] = [], saved: [Double] = [], plain: [Double] = []
+    var cpu = [0.0, 0.0, 0.0]
     let warmUp = max(2, rounds / 10)
     for round in 0..<(warmUp + rounds) {
-        var times = [0.0, 0.0, 0.0]
+        var times = [0.0, 0.0, 0.0], cpuTimes = [0.0, 0.0, 0.0]
         for step in 0..<3 {
             let kind = (round + step) % 3
+            let startCPU = processCPUTime()
             let start = now()
             switch kind {
             case 0: RawSafeSave.save(bytes, to: rawURL.path)
@@ -124,14 +134,17 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
                 }
             }
             times[kind] = Double(now() - start)
+            cpuTimes[kind] = Double(processCPUTime() - startCPU)
         }
         guard round >= warmUp else { continue }
         raw.append(times[0]); saved.append(times[1]); plain.append(times[2])
+        for kind in 0..<3 { cpu[kind] += cpuTimes[kind] / Double(rounds) }
     }
     try await document.closeThrowing()
     func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
     print("| durable save of \(label) | \(ms(median(raw))) | \(ms(median(saved))) | \(ratioSummary(saved, over: raw)) | ≤ 1.15 × |")
     print("|   same, `SafeSave` in a coordinated write, no document | \(ms(median(raw))) | \(ms(median(plain))) | \(ratioSummary(plain, over: raw)) | |")
+    print("|   CPU time of the process per save (mean; document / `SafeSave`) | \(ms(cpu[0])) | \(ms(cpu[1])) / \(ms(cpu[2])) | \(String(format: "%.2f × / %.2f ×", cpu[1] / cpu[0], cpu[2] / cpu[0])) | |")
 }
 if options.savesOnly { exit(0) }
 
