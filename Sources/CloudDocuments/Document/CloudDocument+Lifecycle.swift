@@ -165,8 +165,9 @@ extension CloudDocument {
                 let identity = DiskIdentity.of(target)
                 // With progress: on the main actor, after the announcement of
                 // progressAvailable, so an observer of that announcement still finds the progress
-                // published. Without: at once.
-                let (oldURL, becameOpen) = onMainActorIf(snapshot.progress != nil) { update { storage -> (URL, Bool) in
+                // published; the changes are announced in the same visit (the wait for
+                // announcements below then needs no second one). Without: at once.
+                let record = { @Sendable [self] in update { storage -> (URL, Bool) in
                     let oldURL = storage.fileURL
                     storage.fileURL = target
                     storage.changes.markSaved(snapshot.token)
@@ -185,6 +186,11 @@ extension CloudDocument {
                     storage.editingDisabledCount = 0
                     return (oldURL, true)
                 } }
+                let (oldURL, becameOpen) = snapshot.progress == nil ? record() : onMainActor { () -> (URL, Bool) in
+                    let recorded = record()
+                    announcePendingStates()
+                    return recorded
+                }
                 let moved = !oldURL.isSameFilePath(as: target)
                 landedElsewhere.value = becameOpen || moved
                 // Re-register under the new URL while the write lock is still held.
