@@ -44,9 +44,10 @@ public enum SafeSave {
     /// - Throws: ``DocumentError/alreadyExists(_:)`` (creating, and something is at `url`),
     ///   ``DocumentError/diskFull(_:)``, ``DocumentError/folderMissing(_:)``,
     ///   ``DocumentError/notWritable(_:)``, or ``DocumentError/saveFailed(_:reason:errno:)``. In all
-    ///   these cases the original is untouched and no temporary file is left, except for one
+    ///   these cases the original is untouched and no temporary file is left, except for the
     ///   `saveFailed` whose reason says the new contents are in place but the folder could not be
-    ///   flushed (the rename happened; a power loss could still bring the old file back).
+    ///   flushed (the rename happened; a power loss could still bring the old file back) or the
+    ///   file could not be closed after its contents were flushed.
     public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
         // One descriptor of the folder serves the look for strays and the final `fsync`. When
@@ -94,9 +95,11 @@ public enum SafeSave {
             throw .forSave(error, target: url, folder: paths.folder)
         }
 
+        // The contents were flushed by `fsync` above; closing releases the lock. A failure to
+        // close is reported after the folder is flushed.
+        var closeFailure: SystemCallError?
+        do throws(SystemCallError) { try file.close() } catch { closeFailure = error }
         do throws(SystemCallError) {
-            // The contents were flushed by `fsync` above; `close` releases the lock.
-            try file.close()
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
             if folder >= 0 {
                 try FileDescriptor(rawValue: folder, path: paths.folder).sync()
@@ -105,6 +108,9 @@ public enum SafeSave {
             }
         } catch {
             throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.code)
+        }
+        if let closeFailure {
+            throw .saveFailed(url, reason: "the new contents are in place, but closing the file failed (\(closeFailure.call))", errno: closeFailure.code)
         }
     }
 
