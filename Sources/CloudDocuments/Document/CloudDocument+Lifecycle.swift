@@ -313,7 +313,9 @@ extension CloudDocument {
     /// the same extension as ``fileURL``, otherwise the type of `url`'s extension (so saving
     /// `photo.png` to `photo.ppm` converts).
     func savingType(for url: URL) -> String {
-        if url.pathExtension.lowercased() == fileURL.pathExtension.lowercased() {
+        let current = fileURL
+        // Equal URLs (a save in place, the usual case) need no parsing of extensions.
+        if url == current || url.pathExtension.lowercased() == current.pathExtension.lowercased() {
             return savingFileType ?? fileType ?? TypeIdentifiers.data
         }
         return TypeIdentifiers.typeIdentifier(for: url)
