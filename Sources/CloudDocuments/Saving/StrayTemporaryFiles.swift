@@ -73,9 +73,20 @@ enum StrayTemporaryFiles {
     }
 
     /// A descriptor of `folder` for ``reclaim(besideTarget:inFolder:)`` (and for `fsync`), or -1.
+    /// Reading the folder through it does not update the folder's access time where the process
+    /// may ask for that (`O_NOATIME`: it owns the folder, or is root): a save has just changed the
+    /// folder, so under `relatime` every look would otherwise write the folder's inode again.
     static func openFolder(_ folder: String) -> Int32 {
-        PathBytes.withCString(folder) { open($0, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC) }
+        PathBytes.withCString(folder) { path in
+            let flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC
+            let descriptor = open(path, flags | noAccessTime)
+            if descriptor < 0 && errno == EPERM { return open(path, flags) }
+            return descriptor
+        }
     }
+
+    /// `O_NOATIME` (from `<fcntl.h>`; not exported by the Glibc module).
+    static let noAccessTime: Int32 = 0o1000000
 
     /// ``reclaim(besideTarget:inFolder:)`` as saves call it: always for a folder of at most
     /// ``largeFolderEntries`` entries (the scan costs little there), at most once per
