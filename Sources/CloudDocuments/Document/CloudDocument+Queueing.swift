@@ -126,11 +126,6 @@ extension CloudDocument {
         #endif
     }
 
-    /// ``onMainActor(_:)`` when `condition` holds, otherwise `body` right here.
-    nonisolated func onMainActorIf<T, E: Error>(_ condition: Bool, _ body: @Sendable () throws(E) -> T) throws(E) -> T {
-        condition ? try onMainActor(body) : try body()
-    }
-
     // MARK: Lifecycle serialization
 
     /// Queues `body` on the lifecycle queue (the document's serial file-access queue), after
