@@ -12,6 +12,14 @@ func now() -> UInt64 {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// CPU time used by the whole process (every thread) so far, in nanoseconds: less disturbed by
+/// other programs on a busy machine than the time on the clock.
+func processCPUTime() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
 // Child mode: open a document and report the memory it took (a fresh process, so the peak is ours).
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     let url = URL(fileURLWithPath: CommandLine.arguments[2])
@@ -25,17 +33,79 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     exit(0)
 }
 
-let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cd-docbench-\(getpid())")
+// Trace mode: a few warm-up saves, then one raw, one document and one plain save between marker
+// writes to /dev/null, so `strace -f` can show the system calls of each kind of save alone.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--trace-saves" {
+    let folder = URL(fileURLWithPath: CommandLine.arguments[2])
+    let bytes = [UInt8](repeating: 0x41, count: 4096)
+    let rawURL = folder.appendingPathComponent("raw.bin"), documentURL = folder.appendingPathComponent("doc.bin")
+    let plainURL = folder.appendingPathComponent("plain.bin")
+    let document = BlobDocument(fileURL: documentURL)
+    document.blob = Data(bytes)
+    try await document.saveThrowing(to: documentURL, for: .forCreating)
+    let marker = open("/dev/null", O_WRONLY)
+    for round in 0..<4 {
+        let traced = round == 3
+        if traced { _ = write(marker, "raw", 3) }
+        RawSafeSave.save(bytes, to: rawURL.path)
+        if traced { _ = write(marker, "document", 8) }
+        try await document.saveThrowing(to: documentURL, for: .forOverwriting)
+        if traced { _ = write(marker, "plain", 5) }
+        try Coordinator().coordinate(writingItemAt: plainURL) { url in
+            try SafeSave.write(Data(bytes), to: url, creating: false)
+        }
+        if traced { _ = write(marker, "end", 3) }
+    }
+    try await document.closeThrowing()
+    exit(0)
+}
+
+// Options: `--folder PATH` saves in a new folder inside PATH instead of the temporary folder (e.g.
+// /dev/shm, where fsync costs nothing, to see the fixed cost alone); `--rounds-scale X` runs X
+// times the rounds; `--saves-only` skips the open and PNG measurements; `--size LABEL` (repeatable:
+// 4K, 1M, 16M) measures only those saves.
+var options = (parent: NSTemporaryDirectory(), roundsScale: 1.0, savesOnly: false, sizes: Set<String>())
+do {
+    var arguments = CommandLine.arguments.dropFirst()
+    while let argument = arguments.popFirst() {
+        switch argument {
+        case "--folder": options.parent = arguments.popFirst() ?? options.parent
+        case "--rounds-scale": options.roundsScale = Double(arguments.popFirst() ?? "") ?? 1
+        case "--saves-only": options.savesOnly = true
+        case "--size": options.sizes.insert(arguments.popFirst() ?? "")
+        default:
+            print("usage: document-benchmark [--folder PATH] [--rounds-scale X] [--saves-only] [--size 4K|1M|16M]...")
+            exit(argument == "--help" || argument == "-h" ? 0 : 2)
+        }
+    }
+}
+
+let folder = URL(fileURLWithPath: options.parent).appendingPathComponent("cd-docbench-\(getpid())")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
 
-print("CloudDocuments document benchmark — \(ProcessInfo.processInfo.processorCount) cores, \(Date())")
+print("CloudDocuments document benchmark — \(ProcessInfo.processInfo.processorCount) cores, \(Date()), in \(options.parent)")
 print("")
 print("| measure | raw syscalls | CloudDocument | ratio / value | goal |")
 print("| --- | --- | --- | --- | --- |")
 
-// 1. Save of 4 KiB, 1 MiB, 16 MiB.
-for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16 MiB", 16 << 20, 10)] {
+/// Per-round ratios of a save to the raw save of the same round: the median, and the middle half
+/// (25th to 75th percentile) as the spread.
+func ratioSummary(_ times: [Double], over raw: [Double]) -> String {
+    let ratios = zip(times, raw).map { $0 / $1 }.sorted()
+    let quartile = { (fraction: Double) in ratios[min(ratios.count - 1, Int(Double(ratios.count) * fraction))] }
+    return String(format: "%.2f × (%.2f–%.2f)", median(ratios), quartile(0.25), quartile(0.75))
+}
+
+// 1. Save of 4 KiB, 1 MiB, 16 MiB. Each round saves once in each of the three ways, in an order
+// that rotates from round to round (so none always follows the same one), in the same folder; a
+// few unmeasured rounds first warm up the caches and code paths. The ratio is the median of the
+// per-round ratios (each round's saves see the same disk weather), with the middle half of the
+// ratios in parentheses; the times are medians.
+for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), ("16 MiB", 16 << 20, 15)] {
+    let shortLabel = label.replacingOccurrences(of: " KiB", with: "K").replacingOccurrences(of: " MiB", with: "M")
+    if !options.sizes.isEmpty && !options.sizes.contains(shortLabel) { continue }
+    let rounds = max(3, Int(Double(baseRounds) * options.roundsScale))
     var bytes = [UInt8](repeating: 0, count: size)
     for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 2654435761 >> 13) }
     let rawURL = folder.appendingPathComponent("raw-\(size).bin")
@@ -47,25 +117,36 @@ for (label, size, rounds) in [("4 KiB", 4096, 300), ("1 MiB", 1 << 20, 40), ("16
     let plainURL = folder.appendingPathComponent("plain-\(size).bin")
     let data = Data(bytes)
     var raw: [Double] = [], saved: [Double] = [], plain: [Double] = []
-    for _ in 0..<rounds {  // interleaved, so all three see the same disk weather
-        var start = now()
-        RawSafeSave.save(bytes, to: rawURL.path)
-        raw.append(Double(now() - start))
-        start = now()
-        try await document.saveThrowing(to: documentURL, for: .forOverwriting)
-        saved.append(Double(now() - start))
-        start = now()
-        try Coordinator().coordinate(writingItemAt: plainURL) { url in
-            try SafeSave.write(data, to: url, creating: false)
+    var cpu = [0.0, 0.0, 0.0]
+    let warmUp = max(2, rounds / 10)
+    for round in 0..<(warmUp + rounds) {
+        var times = [0.0, 0.0, 0.0], cpuTimes = [0.0, 0.0, 0.0]
+        for step in 0..<3 {
+            let kind = (round + step) % 3
+            let startCPU = processCPUTime()
+            let start = now()
+            switch kind {
+            case 0: RawSafeSave.save(bytes, to: rawURL.path)
+            case 1: try await document.saveThrowing(to: documentURL, for: .forOverwriting)
+            default:
+                try Coordinator().coordinate(writingItemAt: plainURL) { url in
+                    try SafeSave.write(data, to: url, creating: false)
+                }
+            }
+            times[kind] = Double(now() - start)
+            cpuTimes[kind] = Double(processCPUTime() - startCPU)
         }
-        plain.append(Double(now() - start))
+        guard round >= warmUp else { continue }
+        raw.append(times[0]); saved.append(times[1]); plain.append(times[2])
+        for kind in 0..<3 { cpu[kind] += cpuTimes[kind] / Double(rounds) }
     }
     try await document.closeThrowing()
-    let rawMedian = median(raw), savedMedian = median(saved)
     func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
-    print("| durable save of \(label) | \(ms(rawMedian)) | \(ms(savedMedian)) | \(String(format: "%.2f", savedMedian / rawMedian)) × | ≤ 1.15 × |")
-    print("|   same, `SafeSave` in a coordinated write, no document | \(ms(rawMedian)) | \(ms(median(plain))) | \(String(format: "%.2f", median(plain) / rawMedian)) × | |")
+    print("| durable save of \(label) | \(ms(median(raw))) | \(ms(median(saved))) | \(ratioSummary(saved, over: raw)) | ≤ 1.15 × |")
+    print("|   same, `SafeSave` in a coordinated write, no document | \(ms(median(raw))) | \(ms(median(plain))) | \(ratioSummary(plain, over: raw)) | |")
+    print("|   CPU time of the process per save (mean; document / `SafeSave`) | \(ms(cpu[0])) | \(ms(cpu[1])) / \(ms(cpu[2])) | \(String(format: "%.2f × / %.2f ×", cpu[1] / cpu[0], cpu[2] / cpu[0])) | |")
 }
+if options.savesOnly { exit(0) }
 
 // 2. Open of a 16 MiB document: peak resident memory in a fresh process.
 let bigURL = folder.appendingPathComponent("big.bin")

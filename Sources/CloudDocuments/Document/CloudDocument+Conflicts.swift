@@ -32,7 +32,7 @@ extension CloudDocument {
         let (known, fileURL, isOpen, preserves) = storage.withLock {
             ($0.diskIdentity, $0.fileURL, $0.isOpen, $0.preservesVersions)
         }
-        let isOwnFile = isOpen && fileURL.standardizedFileURL == target.standardizedFileURL
+        let isOwnFile = isOpen && fileURL.isSameFilePath(as: target)
         if isOwnFile, let known, current != known {
             let merged = try onMainActor { () throws -> DocumentContents? in
                 try resolveConflict(withCurrentContentsAt: target, ofType: savingType(for: target), saving: contents)

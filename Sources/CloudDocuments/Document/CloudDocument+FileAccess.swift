@@ -99,3 +99,12 @@ extension CloudDocument {
         storage.withLock { $0.changes.markSaved(token.value) }
     }
 }
+
+extension URL {
+    /// Whether two file URLs name the same path once `.` and `..` are removed (what comparing
+    /// their `standardizedFileURL`s says). Equal URLs, the usual case in a save, are not
+    /// standardized: that costs microseconds, a noticeable part of a small save.
+    func isSameFilePath(as other: URL) -> Bool {
+        self == other || standardizedFileURL == other.standardizedFileURL
+    }
+}

@@ -165,8 +165,9 @@ extension CloudDocument {
                 let identity = DiskIdentity.of(target)
                 // With progress: on the main actor, after the announcement of
                 // progressAvailable, so an observer of that announcement still finds the progress
-                // published. Without: at once.
-                let (oldURL, becameOpen) = onMainActorIf(snapshot.progress != nil) { update { storage -> (URL, Bool) in
+                // published; the changes are announced in the same visit (the wait for
+                // announcements below then needs no second one). Without: at once.
+                let record = { @Sendable [self] in update { storage -> (URL, Bool) in
                     let oldURL = storage.fileURL
                     storage.fileURL = target
                     storage.changes.markSaved(snapshot.token)
@@ -185,12 +186,18 @@ extension CloudDocument {
                     storage.editingDisabledCount = 0
                     return (oldURL, true)
                 } }
-                landedElsewhere.value = becameOpen || oldURL.standardizedFileURL != target.standardizedFileURL
+                let (oldURL, becameOpen) = snapshot.progress == nil ? record() : onMainActor { () -> (URL, Bool) in
+                    let recorded = record()
+                    announcePendingStates()
+                    return recorded
+                }
+                let moved = !oldURL.isSameFilePath(as: target)
+                landedElsewhere.value = becameOpen || moved
                 // Re-register under the new URL while the write lock is still held.
                 if becameOpen {
                     opened.value = true
                     Coordinator.addFilePresenter(self)
-                } else if oldURL.standardizedFileURL != target.standardizedFileURL {
+                } else if moved {
                     Coordinator.removeFilePresenter(self)
                     Coordinator.addFilePresenter(self)
                 }
@@ -306,7 +313,9 @@ extension CloudDocument {
     /// the same extension as ``fileURL``, otherwise the type of `url`'s extension (so saving
     /// `photo.png` to `photo.ppm` converts).
     func savingType(for url: URL) -> String {
-        if url.pathExtension.lowercased() == fileURL.pathExtension.lowercased() {
+        let current = fileURL
+        // Equal URLs (a save in place, the usual case) need no parsing of extensions.
+        if url == current || url.pathExtension.lowercased() == current.pathExtension.lowercased() {
             return savingFileType ?? fileType ?? TypeIdentifiers.data
         }
         return TypeIdentifiers.typeIdentifier(for: url)

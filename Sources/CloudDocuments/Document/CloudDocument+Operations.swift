@@ -170,9 +170,8 @@ extension CloudDocument {
     /// ``autosave()`` with a completion handler (or `nil`), called on the main actor with `true`
     /// when it saved, `false` when there was nothing to save or the save failed.
     public func autosave(completionHandler: (@MainActor @Sendable (Bool) -> Void)?) {
-        enqueueFileAccess { [self] in
-            let saved = (try? performAutosave()) ?? false
+        enqueueFileAccess({ [self] in (try? performAutosave()) ?? false }, then: { [self] saved in
             if let completionHandler { enqueueOnMainActor { completionHandler(saved) } }
-        }
+        })
     }
 }

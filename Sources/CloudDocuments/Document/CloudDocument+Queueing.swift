@@ -126,11 +126,6 @@ extension CloudDocument {
         #endif
     }
 
-    /// ``onMainActor(_:)`` when `condition` holds, otherwise `body` right here.
-    nonisolated func onMainActorIf<T, E: Error>(_ condition: Bool, _ body: @Sendable () throws(E) -> T) throws(E) -> T {
-        condition ? try onMainActor(body) : try body()
-    }
-
     // MARK: Lifecycle serialization
 
     /// Queues `body` on the lifecycle queue (the document's serial file-access queue), after
@@ -138,13 +133,23 @@ extension CloudDocument {
     /// running. Returns whether nothing else was queued or running when it was called. Any thread.
     @discardableResult
     nonisolated func enqueueFileAccess(_ body: @escaping @Sendable () -> Void) -> Bool {
+        enqueueFileAccess(body, then: { _ in })
+    }
+
+    /// ``enqueueFileAccess(_:)`` that hands `body`'s result to `deliver` once the access no longer
+    /// counts as pending, so that a caller resumed by `deliver` finds the document idle (and a
+    /// save it starts right away takes its snapshot at once, in its own turn).
+    @discardableResult
+    nonisolated func enqueueFileAccess<T>(_ body: @escaping @Sendable () -> T,
+                                          then deliver: @escaping @Sendable (T) -> Void) -> Bool {
         let wasIdle = storage.withLock { storage in
             defer { storage.pendingFileAccesses += 1 }
             return storage.pendingFileAccesses == 0
         }
         lifecycleQueue.async { [self] in
-            body()
+            let result = body()
             storage.withLock { $0.pendingFileAccesses -= 1 }
+            deliver(result)
         }
         return wasIdle
     }
@@ -158,9 +163,7 @@ extension CloudDocument {
     /// first) and the result comes back straight to the main actor.
     func lifecycleOperation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            enqueueFileAccess {
-                continuation.resume(with: Swift.Result { try body() })
-            }
+            enqueueFileAccess({ Swift.Result { try body() } }, then: { continuation.resume(with: $0) })
         }
     }
 
@@ -168,10 +171,9 @@ extension CloudDocument {
     /// with whether it succeeded, on the main actor.
     nonisolated func lifecycleOperation(completion: (@MainActor @Sendable (Bool) -> Void)?,
                                         _ body: @escaping @Sendable () throws -> Void) {
-        enqueueFileAccess { [self] in
-            let succeeded = (try? body()) != nil
+        enqueueFileAccess({ (try? body()) != nil }, then: { [self] succeeded in
             if let completion { enqueueOnMainActor { completion(succeeded) } }
-        }
+        })
     }
 
     // MARK: Editing disabled

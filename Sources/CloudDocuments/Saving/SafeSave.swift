@@ -5,10 +5,11 @@ import Glibc
 /// whole by the new contents, never half-written, and once a save returns the new contents
 /// survive a crash or power loss.
 ///
-/// The steps: create a temporary file in the same folder with `O_CREAT|O_EXCL` and owner-only
-/// permissions; write every byte, checking each write; give it the
-/// original's permission bits (and owner, when the process may: as root, or the group when it is
-/// one of ours) or `0644 & ~umask` for a new file; `fsync` it; rename it over the target
+/// The steps: create a temporary file in the same folder with `O_CREAT|O_EXCL`, writable by its
+/// owner only (`0644 & ~umask` for a new file; the original's permission bits when they let only
+/// the owner write, else `0600`); write every byte, checking each write; give it the original's
+/// permission bits (and owner, when the process may: as root, or the group when it is one of
+/// ours) where it does not have them yet; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
 /// race); `fsync` the folder. On any failure before the rename, the temporary file is removed,
 /// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
@@ -43,14 +44,20 @@ public enum SafeSave {
     /// - Throws: ``DocumentError/alreadyExists(_:)`` (creating, and something is at `url`),
     ///   ``DocumentError/diskFull(_:)``, ``DocumentError/folderMissing(_:)``,
     ///   ``DocumentError/notWritable(_:)``, or ``DocumentError/saveFailed(_:reason:errno:)``. In all
-    ///   these cases the original is untouched and no temporary file is left, except for one
+    ///   these cases the original is untouched and no temporary file is left, except for the
     ///   `saveFailed` whose reason says the new contents are in place but the folder could not be
-    ///   flushed (the rename happened; a power loss could still bring the old file back).
+    ///   flushed (the rename happened; a power loss could still bring the old file back) or the
+    ///   file could not be closed after its contents were flushed.
     public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
         let paths = try SavePaths(for: url)
-        StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
+        // One descriptor of the folder serves the look for strays and the final `fsync`. When
+        // the folder cannot be opened, the save goes on: it fails where it did before (creating
+        // the temporary file in a missing folder, or flushing a folder it may not read).
+        let folder = StrayTemporaryFiles.openFolder(paths.folder)
+        defer { if folder >= 0 { _ = Glibc.close(folder) } }
+        if folder >= 0 { StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target, inFolder: folder) }
         let existing: stat?
-        do { existing = try POSIX.status(paths.target) } catch {
+        do { existing = try paths.targetStatus() } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
         if let existing {
@@ -60,40 +67,50 @@ public enum SafeSave {
             }
         }
 
+        // The temporary file's lock lasts while `file` is open: it is closed after the rename.
         let file: FileDescriptor
-        let temporaryLock: TemporaryItemLock
+        let created: stat
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
-            let created = try StrayTemporaryFiles.createLockedFile(paths.temporary, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o600)
-            (file, temporaryLock) = (created.0, created.1)
+            (file, created) = try StrayTemporaryFiles.createFileLockedWhileOpen(
+                paths.temporary, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: creationMode(like: existing))
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
-        defer { temporaryLock.release() }
 
-        var isOpen = true
         do throws(SystemCallError) {
             try writeChunks(of: data, to: file, injectionKey: paths.injectionKey) { progress?(Int64($0)) }
             try checkInjectedFailure(.setPermissions, key: paths.injectionKey, path: paths.temporary)
-            try carryOverAttributes(of: existing, to: file, defaultMode: 0o644)
+            if needsAttributes(created, toReplace: existing) {
+                try carryOverAttributes(of: existing, to: file, defaultMode: 0o644)
+            }
             try checkInjectedFailure(.fsync, key: paths.injectionKey, path: paths.temporary)
             try file.sync()
-            isOpen = false
-            try file.close()
             try checkInjectedFailure(.rename, key: paths.injectionKey, path: paths.target)
             try moveFileIntoPlace(paths.temporary, to: paths.target, creating: creating)
         } catch {
-            if isOpen { _ = Glibc.close(file.rawValue) }
-            POSIX.removeFileQuietly(paths.temporary)
+            POSIX.removeFileQuietly(paths.temporary)  // still locked: no reclaimer touches it meanwhile
+            _ = Glibc.close(file.rawValue)
             if creating && error.code == EEXIST { throw .alreadyExists(url) }
             throw .forSave(error, target: url, folder: paths.folder)
         }
 
+        // The contents were flushed by `fsync` above; closing releases the lock. A failure to
+        // close is reported after the folder is flushed.
+        var closeFailure: SystemCallError?
+        do throws(SystemCallError) { try file.close() } catch { closeFailure = error }
         do throws(SystemCallError) {
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
-            try POSIX.syncDirectory(paths.folder)
+            if folder >= 0 {
+                try FileDescriptor(rawValue: folder, path: paths.folder).sync()
+            } else {
+                try POSIX.syncDirectory(paths.folder)
+            }
         } catch {
             throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.code)
+        }
+        if let closeFailure {
+            throw .saveFailed(url, reason: "the new contents are in place, but closing the file failed (\(closeFailure.call))", errno: closeFailure.code)
         }
     }
 
@@ -118,6 +135,27 @@ public enum SafeSave {
             }
         }
         if let failure { throw failure }
+    }
+
+    /// The mode to create a temporary file with (the umask applies): `0644` for a new file;
+    /// for a replacement the original's permission bits when they let nobody but the owner write
+    /// and have no set-user-ID, set-group-ID or sticky bit, otherwise owner-only (`0600`) until
+    /// ``carryOverAttributes(of:to:defaultMode:)`` sets them. So nobody who could not write the
+    /// original can write the file being written, and in the usual case no `chmod` is needed.
+    static func creationMode(like original: stat?) -> mode_t {
+        guard let original else { return 0o644 }
+        let mode = original.st_mode & 0o7777
+        return mode & 0o7022 == 0 ? mode : 0o600
+    }
+
+    /// Whether a temporary file created with ``creationMode(like:)`` (its status `created`) still
+    /// needs ``carryOverAttributes(of:to:defaultMode:)``: when it replaces `original` and differs
+    /// from it in owner, group or permission bits. A new file keeps what it was created with
+    /// (`0644` less the umask, as `open` gives every new file).
+    static func needsAttributes(_ created: stat, toReplace original: stat?) -> Bool {
+        guard let original else { return false }
+        return created.st_mode & 0o7777 != original.st_mode & 0o7777
+            || created.st_uid != original.st_uid || created.st_gid != original.st_gid
     }
 
     /// Gives `file` the owner and permission bits of `original`, or `defaultMode & ~umask` when

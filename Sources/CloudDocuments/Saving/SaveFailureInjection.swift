@@ -63,6 +63,10 @@ extension SafeSave {
         if removed > 0 { injectedFailureCount.subtract(removed, ordering: .sequentiallyConsistent) }
     }
 
+    /// Whether any failure is registered (a relaxed load). A save that starts while none is
+    /// registered has none fired at it. Any thread.
+    static var failuresAreInjected: Bool { injectedFailureCount.load(ordering: .relaxed) != 0 }
+
     /// The key under which failures for a target are registered: its standardized path as given
     /// by the caller (before any symbolic link is resolved).
     static func injectionKey(_ url: URL) -> String { url.standardizedFileURL.path }

@@ -20,8 +20,20 @@ struct SavePaths {
     let folder: String
     /// A new, unused-looking name in `folder`: `.<name>.cdsave-<12 hex digits>`.
     let temporary: String
-    /// The key of injected test failures (``SafeSave/injectionKey(_:)``).
+    /// The key of injected test failures (``SafeSave/injectionKey(_:)``); empty when no failure
+    /// was registered as the save began (computing the key costs microseconds).
     let injectionKey: String
+    /// What `lstat` found at `target`, when that is the status a save needs (see ``targetStatus()``).
+    private let knownStatus: KnownStatus
+
+    private enum KnownStatus {
+        /// Nothing is at `target`.
+        case missing
+        /// `target` is not a symbolic link: its `lstat` is its `stat`.
+        case found(stat)
+        /// `target` was reached through a link, or `lstat` failed: `stat` it.
+        case unknown
+    }
 
     init(for url: URL) throws(DocumentError) {
         guard url.isFileURL else {
@@ -34,21 +46,46 @@ struct SavePaths {
             throw .saveFailed(url, reason: "“\(PathBytes.display(path))” does not name a file", errno: nil)
         }
         var target = Self.join(Self.resolvedFolder(givenFolder), name)
-        if let link = try? POSIX.linkStatus(target), link.st_mode & S_IFMT == S_IFLNK,
-           let resolved = POSIX.resolvedPath(target) {
-            target = resolved
+        var known = KnownStatus.unknown
+        switch Result(catching: { () throws(SystemCallError) in try POSIX.linkStatus(target) }) {
+        case .success(nil):
+            known = .missing
+        case .success(let link?) where link.st_mode & S_IFMT == S_IFLNK:
+            if let resolved = POSIX.resolvedPath(target) { target = resolved }
+        case .success(let info?):
+            known = .found(info)
+        case .failure:
+            break  // `stat` reports it.
         }
         self.url = url
         self.target = target
+        self.knownStatus = known
         self.folder = Self.split(target).folder
         self.temporary = Self.siblingName(of: target, marker: "cdsave")
-        self.injectionKey = SafeSave.injectionKey(url)
+        self.injectionKey = SafeSave.failuresAreInjected ? SafeSave.injectionKey(url) : ""
     }
 
-    /// The folder as the kernel resolves it (`realpath`: links, then `..`). A folder that cannot be
-    /// resolved (it is missing, or not searchable) keeps its given path, with `.`, `..` and `//`
-    /// removed as text; the save then fails on it with the kernel's error.
+    /// The status of what is at `target`, following a symbolic link (`nil`: nothing there; a
+    /// dangling link counts as nothing). Reuses the `lstat` made while resolving the paths when
+    /// `target` is not a link.
+    ///
+    /// - Throws: The `stat` error other than ENOENT.
+    func targetStatus() throws(SystemCallError) -> stat? {
+        switch knownStatus {
+        case .missing: return nil
+        case .found(let info): return info
+        case .unknown: return try POSIX.status(target)
+        }
+    }
+
+    /// The folder as the kernel resolves it (`realpath`: links, then `..`). An absolute path
+    /// without `.`, `..` or empty components is kept as given: the kernel reaches the same folder
+    /// through it (its links resolve alike either way), and `realpath` would cost a `readlink` per
+    /// component. A folder that cannot be resolved (it is missing, or not searchable) keeps its
+    /// given path, with `.`, `..` and `//` removed as text; the save then fails on it with the
+    /// kernel's error.
     private static func resolvedFolder(_ folder: String) -> String {
+        if isPlainAbsolute(folder) { return folder }
         if case .success(let resolved) = PathBytes.realPath(folder) { return resolved }
         var parts: [String] = []
         for bytes in folder.utf8.split(separator: UInt8(ascii: "/")) {
@@ -57,6 +94,23 @@ struct SavePaths {
             if component == ".." { if !parts.isEmpty { parts.removeLast() } } else { parts.append(component) }
         }
         return "/" + parts.joined(separator: "/")
+    }
+
+    /// Whether `path` starts with `/` and has no empty, `.` or `..` component (`/` itself is
+    /// plain).
+    static func isPlainAbsolute(_ path: String) -> Bool {
+        let bytes = path.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
+        for component in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            switch component.count {
+            case 0: return false
+            case 1 where component.first == UInt8(ascii: "."): return false
+            case 2 where component.allSatisfy({ $0 == UInt8(ascii: ".") }): return false
+            default: continue
+            }
+        }
+        return true
     }
 
     /// `path`'s folder and last component, split at the last `/` byte ("/" for a name at the
@@ -78,6 +132,9 @@ struct SavePaths {
         let (folder, fullName) = split(path)
         let random = String(UInt64.random(in: 0...UInt64.max) & 0xFFFF_FFFF_FFFF, radix: 16)
         let suffix = ".\(marker)-" + String(repeating: "0", count: 12 - random.count) + random
+        // Within the limit as text, so within it on disk (a byte that is not UTF-8 takes more
+        // room in the text than on disk).
+        if 1 + fullName.utf8.count + suffix.utf8.count <= 255 { return join(folder, "." + fullName + suffix) }
         var name = fullName.unicodeScalars
         while 1 + PathBytes.bytes(of: String(name)).count + suffix.utf8.count > 255 {
             name.removeLast()

@@ -51,10 +51,19 @@ enum StrayTemporaryFiles {
     /// close for each temporary item of this target found.
     @discardableResult
     static func reclaim(besideTarget target: String) -> Int {
-        guard let (folder, name) = split(target), let stream = PathBytes.withCString(folder, { opendir($0) }) else { return 0 }
-        defer { closedir(stream) }
-        let directory = dirfd(stream)
-        let (candidates, entryCount) = temporaryEntries(in: stream, forName: name)
+        guard let (folder, _) = split(target) else { return 0 }
+        let directory = openFolder(folder)
+        guard directory >= 0 else { return 0 }
+        defer { _ = Glibc.close(directory) }
+        return reclaim(besideTarget: target, inFolder: directory)
+    }
+
+    /// ``reclaim(besideTarget:)`` reading the folder through `directory`, a descriptor of the
+    /// target's folder opened by the caller (read from its current position: open it anew).
+    @discardableResult
+    static func reclaim(besideTarget target: String, inFolder directory: Int32) -> Int {
+        guard let (folder, name) = split(target) else { return 0 }
+        guard let (candidates, entryCount) = temporaryEntries(inFolder: directory, forName: name) else { return 0 }
         var removed = 0
         for entry in candidates {
             if reclaimEntry(entry, in: directory, folder: folder) { removed += 1 }
@@ -63,19 +72,45 @@ enum StrayTemporaryFiles {
         return removed
     }
 
-    /// ``reclaim(besideTarget:)`` as saves call it: always for a folder of at most
+    /// A descriptor of `folder` for ``reclaim(besideTarget:inFolder:)`` (and for `fsync`), or -1.
+    /// Reading the folder through it does not update the folder's access time where the process
+    /// may ask for that (`O_NOATIME`: it owns the folder, or is root): a save has just changed the
+    /// folder, so under `relatime` every look would otherwise write the folder's inode again.
+    static func openFolder(_ folder: String) -> Int32 {
+        PathBytes.withCString(folder) { path in
+            let flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC
+            let descriptor = open(path, flags | noAccessTime)
+            if descriptor < 0 && errno == EPERM { return open(path, flags) }
+            return descriptor
+        }
+    }
+
+    /// `O_NOATIME` (from `<fcntl.h>`; not exported by the Glibc module).
+    static let noAccessTime: Int32 = 0o1000000
+
+    /// ``reclaim(besideTarget:inFolder:)`` as saves call it: always for a folder of at most
     /// ``largeFolderEntries`` entries (the scan costs little there), at most once per
     /// ``largeFolderInterval`` per folder and process for larger ones (the scan costs about a
     /// microsecond per entry, which would otherwise be added to every save). ``CloudDocument/open()``
     /// always scans.
     @discardableResult
-    static func reclaimIfDue(besideTarget target: String) -> Int {
+    static func reclaimIfDue(besideTarget target: String, inFolder directory: Int32) -> Int {
         guard let (folder, _) = split(target) else { return 0 }
         if let last = scans.withLock({ $0[folder] }), last.entryCount > largeFolderEntries,
            ContinuousClock.now - last.time < largeFolderInterval {
             return 0
         }
-        return reclaim(besideTarget: target)
+        return reclaim(besideTarget: target, inFolder: directory)
+    }
+
+    /// ``reclaimIfDue(besideTarget:inFolder:)`` opening the folder itself.
+    @discardableResult
+    static func reclaimIfDue(besideTarget target: String) -> Int {
+        guard let (folder, _) = split(target) else { return 0 }
+        let directory = openFolder(folder)
+        guard directory >= 0 else { return 0 }
+        defer { _ = Glibc.close(directory) }
+        return reclaimIfDue(besideTarget: target, inFolder: directory)
     }
 
     /// The folder of an absolute `target` path and the bytes of its last component; `nil` when
@@ -120,26 +155,25 @@ enum StrayTemporaryFiles {
         return reclaim(besideTarget: paths.target)
     }
 
-    /// The names (raw bytes, without the terminating NUL) of the entries of `stream` that are
-    /// temporary items of a save of `name` — `.` + name + `.cdsave-` + 12 lowercase hex digits, or
-    /// the same with the name shortened to keep the whole within 255 bytes (``SavePaths``) — and
-    /// the number of entries in the folder. Reads the whole folder before anything is removed.
-    static func temporaryEntries(in stream: OpaquePointer, forName name: ArraySlice<UInt8>) -> (names: [[UInt8]], entryCount: Int) {
+    /// The names (raw bytes, without the terminating NUL) of the entries of the folder open as
+    /// `directory` that are temporary items of a save of `name` — `.` + name + `.cdsave-` + 12
+    /// lowercase hex digits, or the same with the name shortened to keep the whole within 255
+    /// bytes (``SavePaths``) — and the number of entries in the folder; `nil` when the folder
+    /// cannot be read. Reads the whole folder before anything is removed.
+    static func temporaryEntries(inFolder directory: Int32, forName name: ArraySlice<UInt8>) -> (names: [[UInt8]], entryCount: Int)? {
         var found: [[UInt8]] = []
         var entryCount = 0
         let suffixLength = marker.utf8.count + 2
-        while let entry = readdir(stream) {
+        let complete = FolderEntryNames.forEach(inFolder: directory) { raw in
             entryCount += 1
             // Most entries are not ours: rule them out without copying the name.
-            let candidate: [UInt8]? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let length = raw.firstIndex(of: 0) ?? raw.count
-                guard length > 1 + suffixLength + 12, raw[0] == UInt8(ascii: "."),
-                      raw[length - 12 - suffixLength] == UInt8(ascii: ".") else { return nil }
-                return Array(raw[..<length])
-            }
-            if let candidate, isTemporaryName(candidate, forName: name) { found.append(candidate) }
+            let length = raw.count
+            guard length > 1 + suffixLength + 12, raw[0] == UInt8(ascii: "."),
+                  raw[length - 12 - suffixLength] == UInt8(ascii: ".") else { return }
+            let candidate = Array(raw)
+            if isTemporaryName(candidate, forName: name) { found.append(candidate) }
         }
-        return (found, entryCount)
+        return complete || !found.isEmpty ? (found, entryCount) : nil
     }
 
     /// Whether `entry` is a temporary item name of a save of `name` (see ``temporaryEntries(in:forName:)``).

@@ -13,13 +13,26 @@ extension StrayTemporaryFiles {
     /// `O_CREAT | O_EXCL` and `O_WRONLY` or `O_RDWR`) and write-locks it. Returns the file and the
     /// lock; the lock lasts until ``TemporaryItemLock/release()``, even after the file is closed.
     static func createLockedFile(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
+        let (file, _) = try createFileLockedWhileOpen(path, flags: flags, mode: mode)
+        do throws(SystemCallError) {
+            return (file, try TemporaryItemLock(holding: file.rawValue, path: path))
+        } catch {
+            _ = Glibc.close(file.rawValue)
+            throw error
+        }
+    }
+
+    /// ``createLockedFile(_:flags:mode:)`` without the separate lock: the lock lasts as long as
+    /// the returned descriptor is open (closing it is the release), which saves duplicating the
+    /// descriptor. Also returns the new file's status (`fstat`), taken while checking the name.
+    static func createFileLockedWhileOpen(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, stat) {
         for _ in 0..<creationAttempts {
             let file = try POSIX.open(path, flags, mode: mode)
             runCreationHook(for: path)
             do throws(SystemCallError) {
                 try lockForWriting(file.rawValue, path: path, kind: .file)
-                if try isStillNamed(path, file.rawValue) {
-                    return (file, try TemporaryItemLock(holding: file.rawValue, path: path))
+                if let status = try statusIfStillNamed(path, file.rawValue) {
+                    return (file, status)
                 }
             } catch {
                 _ = Glibc.close(file.rawValue)
@@ -85,13 +98,19 @@ extension StrayTemporaryFiles {
 
     /// Whether `path` (not following a final symbolic link) is still the item open as `fd`.
     private static func isStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> Bool {
+        try statusIfStillNamed(path, fd) != nil
+    }
+
+    /// The status of the item open as `fd` if `path` (not following a final symbolic link) still
+    /// names it, else `nil`.
+    private static func statusIfStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> stat? {
         var opened = stat(), named = stat()
         if fstat(fd, &opened) != 0 { throw SystemCallError(call: "fstat", path: path, code: errno) }
         if PathBytes.withCString(path, { lstat($0, &named) }) != 0 {
-            if errno == ENOENT { return false }
+            if errno == ENOENT { return nil }
             throw SystemCallError(call: "lstat", path: path, code: errno)
         }
-        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino ? opened : nil
     }
 
     // MARK: Test hook

@@ -223,6 +223,9 @@ final class ChangeMonitor: Sendable {
     }
 
     private func deliverIfChanged(_ path: String) {
+        // Written by a coordinator of this process right now: it tells the presenters itself and
+        // renews the stamp when done, so the item need not be examined.
+        if state.withLock({ Self.isBeingWritten(path, in: $0) }) { return }
         let stamp = Self.stamp(of: path)
         let changed = state.withLock { state -> Bool in
             guard !Self.isBeingWritten(path, in: state), let previous = state.stamps[path], previous != stamp else { return false }

@@ -143,7 +143,6 @@ struct PresenterMessenger {
     func finish(_ accesses: [ResolvedAccess]) {
         guard !registry.isEmpty else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
-            let url = CanonicalPath.url(for: access.itemPath)
             for address in registry.addresses(at: access.itemPath) where !isOwn(address) {
                 notify(address, .itemDidChange)
             }
@@ -152,13 +151,18 @@ struct PresenterMessenger {
                     notify(address, .itemDidChange)
                 }
             }
+            // The URL and the check for a new item only when a folder's presenter is told (a
+            // save is often presented only by its own writer).
+            let containing = registry.addressesOfAncestors(of: access.itemPath).filter { !isOwn($0) }
+            guard !containing.isEmpty else { continue }
+            let url = CanonicalPath.url(for: access.itemPath)
             let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
             // Conflict copies (versions, announced by the change monitor) and sync tools'
             // temporary files are never new subitems.
             if appeared && SyncConflictNaming.isHiddenFromPresenters(CanonicalPath.split(access.itemPath).name, options: .local) {
                 continue
             }
-            for address in registry.addressesOfAncestors(of: access.itemPath) where !isOwn(address) {
+            for address in containing {
                 notify(address, appeared ? .subitemDidAppear(at: url) : .subitemDidChange(at: url))
             }
         }

@@ -113,8 +113,21 @@ final class PresenterRegistry: Sendable {
     func addressesOfAncestors(of path: String) -> [PresenterAddress] {
         guard !isEmpty else { return [] }
         placeUnplaced()
-        let ancestors = CanonicalPath.selfAndAncestors(path).dropLast().reversed()
-        return state.withLock { state in ancestors.flatMap { Self.addresses($0, in: state) } }
+        return state.withLock { state in
+            // The lengths of the ancestors whose hash is indexed, found without building their
+            // strings (as `mayConcern` does); only those are looked up.
+            var lengths: [Int] = []
+            var hash = StableHash.offsetBasis
+            var length = 0
+            let utf8 = path.utf8
+            for byte in utf8 {
+                if byte == UInt8(ascii: "/"), length > 0, state.pathHashes[hash] != nil { lengths.append(length) }
+                hash = StableHash.step(hash, byte)
+                length += 1
+                if length == 1, byte == UInt8(ascii: "/"), utf8.count > 1, state.pathHashes[hash] != nil { lengths.append(1) }  // "/"
+            }
+            return lengths.reversed().flatMap { Self.addresses(String(Substring(utf8.prefix($0))), in: state) }
+        }
     }
 
     /// Addresses of the presenters of items strictly inside the directory `path`.

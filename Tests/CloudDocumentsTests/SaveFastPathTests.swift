@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+import SystemSupport
+import Testing
+@testable import CloudDocuments
+
+/// The shortcuts that keep a small save close to the raw system calls (issue 7, save speed) keep
+/// every guarantee: permissions and owner, links in the folder's path, the look for strays, the
+/// snapshot taken at once after an earlier save.
+@Suite("Save fast path: fewer system calls, same guarantees", .timeLimit(.minutes(1)))
+struct SaveFastPathTests {
+    // MARK: Permissions given at creation
+
+    private func status(mode: mode_t, user: uid_t = geteuid(), group: gid_t = getegid()) -> stat {
+        var info = stat()
+        info.st_mode = S_IFREG | mode
+        info.st_uid = user
+        info.st_gid = group
+        return info
+    }
+
+    @Test("the temporary file is created with the final bits only when nobody else may write them")
+    func creationMode() {
+        #expect(SafeSave.creationMode(like: nil) == 0o644)
+        #expect(SafeSave.creationMode(like: status(mode: 0o640)) == 0o640)
+        #expect(SafeSave.creationMode(like: status(mode: 0o755)) == 0o755)
+        #expect(SafeSave.creationMode(like: status(mode: 0o600)) == 0o600)
+        for writableByOthers: mode_t in [0o664, 0o666, 0o646, 0o4755, 0o2755, 0o1644] {
+            #expect(SafeSave.creationMode(like: status(mode: writableByOthers)) == 0o600)
+        }
+    }
+
+    @Test("bits and owner are set after writing only where the new file differs from the original")
+    func needsAttributes() {
+        let original = status(mode: 0o644)
+        #expect(!SafeSave.needsAttributes(status(mode: 0o644), toReplace: original))
+        #expect(SafeSave.needsAttributes(status(mode: 0o600), toReplace: original), "the umask took bits away")
+        #expect(SafeSave.needsAttributes(status(mode: 0o644, user: 4321), toReplace: original))
+        #expect(SafeSave.needsAttributes(status(mode: 0o644, group: 8765), toReplace: original))
+        #expect(!SafeSave.needsAttributes(status(mode: 0o600), toReplace: nil), "a new file keeps 0644 less the umask")
+    }
+
+    @Test("originals that others may write, and special bits, keep their exact bits",
+          arguments: [0o664, 0o666, 0o4755, 0o2755, 0o1644, 0o400] as [mode_t])
+    func specialPermissionsCarriedOver(mode: mode_t) throws {
+        try withTemporaryFolder { folder in
+            let url = try makeFile("doc.txt", containing: "v1", in: folder)
+            #expect(chmod(url.path, mode) == 0)
+            try SafeSave.write(Data("v2".utf8), to: url, creating: false)
+            #expect(text(at: url) == "v2")
+            #expect(permissions(url) == mode)
+            #expect(listing(folder) == ["doc.txt"])
+        }
+    }
+
+    // MARK: Paths
+
+    @Test("folders without '.', '..' or empty components are used as given (no realpath)")
+    func plainAbsolutePaths() {
+        for plain in ["/", "/a", "/a/b", "/a/.b", "/a/..b", "/a/b.", "/a/..."] {
+            #expect(SavePaths.isPlainAbsolute(plain), "\(plain)")
+        }
+        for other in ["", "a/b", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/.", "/..", "//"] {
+            #expect(!SavePaths.isPlainAbsolute(other), "\(other)")
+        }
+    }
+
+    @Test("saving through a linked folder writes into the folder it leads to and finds strays there")
+    func linkedFolder() throws {
+        try withTemporaryFolder { folder in
+            let real = folder.appendingPathComponent("real")
+            try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
+            let link = folder.appendingPathComponent("lnk")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+            let url = link.appendingPathComponent("doc.txt")
+            try SafeSave.write(Data("one".utf8), to: url, creating: true)
+            let stray = SavePaths.siblingName(of: real.appendingPathComponent("doc.txt").path, marker: StrayTemporaryFiles.marker)
+            try put("stray", at: URL(fileURLWithPath: stray))
+
+            try SafeSave.write(Data("two".utf8), to: url, creating: false)
+            #expect(text(at: real.appendingPathComponent("doc.txt")) == "two")
+            #expect(listing(real) == ["doc.txt"], "the stray is gone, no temporary file is left")
+            #expect(listing(folder) == ["lnk", "real"])
+        }
+    }
+
+    @Test("a dangling link at the target is replaced by the file; a missing target is created")
+    func targetStatusCases() throws {
+        try withTemporaryFolder { folder in
+            let dangling = folder.appendingPathComponent("dangling.txt")
+            try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: folder.appendingPathComponent("nowhere").path)
+            try SafeSave.write(Data("file".utf8), to: dangling, creating: false)
+            var info = stat()
+            #expect(lstat(dangling.path, &info) == 0)
+            #expect(info.st_mode & S_IFMT == S_IFREG)
+            #expect(text(at: dangling) == "file")
+
+            let missing = folder.appendingPathComponent("new.txt")
+            try SafeSave.write(Data("new".utf8), to: missing, creating: false)
+            #expect(text(at: missing) == "new")
+            #expect(throws: DocumentError.self) { try SafeSave.write(Data("x".utf8), to: missing, creating: true) }
+        }
+    }
+
+    // MARK: Reading a folder through a descriptor
+
+    @Test("every name of a folder is read through its descriptor, more than one buffer's worth and not UTF-8 too")
+    func folderEntryNames() throws {
+        try withTemporaryFolder { folder in
+            var expected: Set<[UInt8]> = [Array(".".utf8), Array("..".utf8)]
+            for index in 0..<400 {  // about 40 KiB of records: several reads
+                let name = String(repeating: "n", count: 80) + "-\(index)"
+                try put("", at: folder.appendingPathComponent(name))
+                expected.insert(Array(name.utf8))
+            }
+            let odd: [UInt8] = Array("odd-".utf8) + [0xFF, 0xFE]
+            let oddPath = PathBytes.string(fromBytes: Array((folder.path + "/").utf8) + odd)
+            let fd = PathBytes.withCString(oddPath) { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+            #expect(fd >= 0)
+            close(fd)
+            expected.insert(odd)
+
+            let directory = StrayTemporaryFiles.openFolder(folder.path)
+            #expect(directory >= 0)
+            defer { close(directory) }
+            var seen: [[UInt8]] = []
+            #expect(FolderEntryNames.forEach(inFolder: directory) { seen.append(Array($0)) })
+            #expect(seen.count == expected.count, "each name once")
+            #expect(Set(seen) == expected)
+        }
+    }
+
+    // MARK: The document
+
+    @Test("when a save returns, the document is idle: the next save takes its snapshot at once")
+    @MainActor
+    func idleAfterSave() async throws {
+        try await withOpenNote(containing: "start") { _, url, document in
+            for round in 0..<50 {
+                document.replaceText("round \(round)")
+                try await document.saveThrowing(to: url, for: .forOverwriting)
+                #expect(document.fileAccessIsIdle)
+                #expect(!document.hasUnsavedChanges)
+            }
+            #expect(text(at: url) == "round 49")
+        }
+    }
+}
