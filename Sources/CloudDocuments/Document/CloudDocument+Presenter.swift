@@ -50,6 +50,15 @@ extension CloudDocument {
 
     nonisolated func defaultAccommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         enqueueOnMainActor { [self] in
+            // A coordinator asks before it deletes: the file is still there, and the document
+            // closes. The change monitor reports a deletion by a program that did not coordinate
+            // (`rm`) after the fact: a document with unsaved changes then stays open with them
+            // (nobody asked to discard them), and its next save writes the file again.
+            let (dirty, url) = storage.withLock { ($0.changes.hasUnsavedChanges, $0.fileURL) }
+            if dirty && DiskIdentity.of(url) == nil {
+                completionHandler(nil)
+                return
+            }
             closeImmediately()
             completionHandler(nil)
         }

@@ -1,0 +1,161 @@
+import Foundation
+import Glibc
+
+// The change monitor's part in following presented items that programs which do not coordinate
+// (`mv`, `rm`, a sync tool) rename, move or delete.
+//
+// **Moves.** The kernel reports a rename as two halves, `IN_MOVED_FROM` in the old folder and
+// `IN_MOVED_TO` in the new one, with the same cookie. When the old half names a presented item and
+// the new half is in a watched folder (the same one or the folder of another presented item), the
+// item moved: the monitor announces it exactly as a coordinator's `item(at:didMoveTo:)` does
+// (it calls it, with a coordinator that has no presenter), so the registry re-keys the presenters
+// of the item and of everything inside it, coordinations waiting for the old path follow it, and
+// each presenter gets `presentedItemDidMove(to:)` on its queue. An old half whose new half is
+// not in the same read is kept by its cookie until the item's deletion is decided (below): a late
+// new half is still a move.
+//
+// **Deletions.** A presented item found missing is not reported at once: a sync tool may be
+// replacing it by deleting it and renaming its temporary file to its name (Syncthing does, with
+// both steps in the same or the next read). Once the item's folder has gone
+// `deletionGraceInterval` without any report of the kernel (at most `deletionWaitLimit` after the
+// item went missing, however busy the folder is), the monitor looks again: an item still missing
+// is deleted (or moved out of every watched folder) and its presenters get
+// `accommodatePresentedItemDeletion(completionHandler:)` (their answer is not awaited: the item is
+// already gone); an item that is back is a change (`presentedItemDidChange()`).
+//
+// Moves and deletions made by a coordinator of this runtime are not reported from the kernel's
+// events: that coordinator announces them itself.
+
+extension ChangeMonitor {
+    /// How long an item's folder must stay quiet after the item went missing before its deletion
+    /// is reported. Syncthing's delete and rename follow each other within a millisecond (the same
+    /// or the next read); 200 ms leaves room for a loaded machine while a document still closes
+    /// well within a second of `rm`.
+    static let deletionGraceInterval: TimeInterval = 0.2
+
+    /// The longest a deletion is put off by a folder that never goes quiet (a sync tool writing
+    /// many other files in it).
+    static let deletionWaitLimit: TimeInterval = 2
+
+    /// Where deletion checks wait and run.
+    static let deletionChecks = DispatchQueue(label: "FileCoordination.deletionChecks")
+
+    /// The presented items one read's reports moved: their old paths and their new ones.
+    struct FollowedMoves {
+        var sources: Set<String> = []
+        var destinations: Set<String> = []
+    }
+
+    /// Pairs the halves of renames in `reports` (and with halves kept from earlier reads) and
+    /// announces each move of a presented item to a watched folder.
+    func followMoves(in reports: [Report]) -> FollowedMoves {
+        var arrivals: [UInt32: String] = [:]
+        for report in reports where report.mask & UInt32(IN_MOVED_TO) != 0 && report.cookie != 0 {
+            arrivals[report.cookie] = report.path
+        }
+        var moves: [(old: String, new: String)] = []
+        var followed = FollowedMoves()
+        for report in reports where report.mask & UInt32(IN_MOVED_FROM) != 0 && report.cookie != 0 {
+            guard case .watched(let old) = report.subject else { continue }
+            if let new = arrivals.removeValue(forKey: report.cookie) {
+                moves.append((old, new))
+            } else {
+                // The new half may come in the next read; meanwhile the item is missing.
+                state.withLock { state in
+                    if state.unmatchedMoves.count >= 1024 { state.unmatchedMoves.removeAll() }
+                    state.unmatchedMoves[report.cookie] = old
+                }
+            }
+        }
+        if !arrivals.isEmpty {
+            let late: [(old: String, new: String)] = state.withLock { state in
+                guard !state.unmatchedMoves.isEmpty else { return [] }
+                return arrivals.compactMap { cookie, new in state.unmatchedMoves.removeValue(forKey: cookie).map { ($0, new) } }
+            }
+            moves += late
+        }
+        for move in moves where move.old != move.new {
+            followed.sources.insert(move.old)
+            followed.destinations.insert(move.new)
+            announceMove(from: move.old, to: move.new)
+        }
+        return followed
+    }
+
+    /// Announces that the presented item at `old` is now at `new` (canonical paths), unless a
+    /// coordinator of this runtime is moving it (and announces it itself) or it is no longer
+    /// presented there.
+    private func announceMove(from old: String, to new: String) {
+        let stillThere = state.withLock { state in
+            !Self.isBeingWritten(old, in: state) && !Self.isBeingWritten(new, in: state) && state.stamps[old] != nil
+        }
+        guard stillThere, let runtime = target.withLock({ $0.runtime }) else { return }
+        Coordinator(runtime: runtime).item(at: CanonicalPath.url(for: old), didMoveTo: CanonicalPath.url(for: new))
+    }
+
+    /// Reports the deletion of the presented item at `path` (found missing) once its folder has
+    /// been quiet for ``deletionGraceInterval``, unless it is back by then. One check per item.
+    func scheduleDeletionCheck(_ path: String) {
+        let directory = CanonicalPath.split(path).parent
+        let seen: UInt64? = state.withLock { state in
+            guard let generation = state.directories[directory]?.generation,
+                  state.pendingDeletions.insert(path).inserted else { return nil }
+            return generation
+        }
+        guard let seen else { return }
+        checkDeletionWhenQuiet(path, directory: directory, seen: seen, limit: .now() + Self.deletionWaitLimit)
+    }
+
+    private func checkDeletionWhenQuiet(_ path: String, directory: String, seen: UInt64, limit: DispatchTime) {
+        Self.deletionChecks.asyncAfter(deadline: .now() + Self.deletionGraceInterval) { [self] in
+            let now: UInt64? = state.withLock { state in
+                guard let generation = state.directories[directory]?.generation else {
+                    state.pendingDeletions.remove(path)  // no longer watched
+                    return nil
+                }
+                return generation
+            }
+            guard let now else { return }
+            if now != seen && DispatchTime.now() < limit {
+                checkDeletionWhenQuiet(path, directory: directory, seen: now, limit: limit)
+                return
+            }
+            let stamp = Self.stamp(of: path)
+            let deleted = state.withLock { state -> Bool in
+                state.pendingDeletions.remove(path)
+                guard stamp == .missing, state.stamps[path] == .missing, !Self.isBeingWritten(path, in: state) else {
+                    return false
+                }
+                state.unmatchedMoves = state.unmatchedMoves.filter { $0.value != path }
+                return true
+            }
+            if deleted {
+                announceDeletion(of: path)
+            } else if stamp != .missing {
+                deliverIfChanged(path)  // back (its reports may not be read yet): a change
+            }
+        }
+    }
+
+    /// Sends `accommodatePresentedItemDeletion(completionHandler:)` to the presenters of `path`,
+    /// on their queues; their answers are not awaited (the item is gone already).
+    private func announceDeletion(of path: String) {
+        let (registry, delivery) = target.withLock { ($0.registry, $0.delivery) }
+        guard let registry, let delivery else { return }
+        for address in registry.addresses(at: path) {
+            delivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path,
+                                           message: .accommodateDeletion, borrow: nil),
+                          answer: nil)
+        }
+    }
+}
+
+extension ChangeMonitor.Report {
+    /// The canonical path of the entry reported.
+    var path: String {
+        switch subject {
+        case .watched(let path): return path
+        case .other(let directory): return CanonicalPath.join(directory, name)
+        }
+    }
+}
