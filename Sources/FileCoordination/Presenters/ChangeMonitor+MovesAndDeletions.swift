@@ -122,7 +122,6 @@ extension ChangeMonitor {
             }
             let stamp = Self.stamp(of: path)
             let deleted = state.withLock { state -> Bool in
-                state.pendingDeletions.remove(path)
                 guard stamp == .missing, state.stamps[path] == .missing, !Self.isBeingWritten(path, in: state) else {
                     return false
                 }
@@ -134,6 +133,8 @@ extension ChangeMonitor {
             } else if stamp != .missing {
                 deliverIfChanged(path)  // back (its reports may not be read yet): a change
             }
+            // Only now: once no check is pending, every message of one has been sent.
+            state.withLock { _ = $0.pendingDeletions.remove(path) }
         }
     }
 
@@ -157,5 +158,13 @@ extension ChangeMonitor.Report {
         case .watched(let path): return path
         case .other(let directory): return CanonicalPath.join(directory, name)
         }
+    }
+}
+
+extension CoordinationRuntime {
+    /// True while the change monitor is deciding whether an item found missing was deleted
+    /// (for tests: once false, every deletion it found has been sent to the presenters' queues).
+    package var isCheckingDeletions: Bool {
+        changeMonitor.state.withLock { !$0.pendingDeletions.isEmpty }
     }
 }

@@ -1,0 +1,28 @@
+// Commands of the test helper that change files the way programs which do not coordinate do
+// (see main.swift for the conventions).
+//
+//   syncthing-replace <file> <contents>   replace <file> as Syncthing does when it receives a new
+//                                         version: write `.syncthing.<name>.tmp` beside it, delete
+//                                         <file>, rename the temporary file to <file>; no
+//                                         coordination; print "REPLACED"
+import Foundation
+import Glibc
+
+/// Runs `syncthing-replace`; `arguments` are the words after the command.
+func runSyncthingReplace(_ arguments: [String]) {
+    guard arguments.count == 2 else {
+        say("usage: syncthing-replace <file> <contents>")
+        exit(2)
+    }
+    let file = URL(fileURLWithPath: arguments[0])
+    let temporary = file.deletingLastPathComponent().appendingPathComponent(".syncthing.\(file.lastPathComponent).tmp")
+    let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { return say("ERROR open \(errno)") }
+    let bytes = Array(arguments[1].utf8)
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
+    guard written == bytes.count else { return say("ERROR write \(errno)") }
+    guard unlink(file.path) == 0 else { return say("ERROR unlink \(errno)") }
+    guard rename(temporary.path, file.path) == 0 else { return say("ERROR rename \(errno)") }
+    say("REPLACED")
+}
