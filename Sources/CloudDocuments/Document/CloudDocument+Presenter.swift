@@ -65,7 +65,17 @@ extension CloudDocument {
     }
 
     nonisolated func defaultPresentedItemDidMove(to newURL: URL) {
-        storage.withLock { $0.fileURL = newURL }
+        let current = DiskIdentity.of(newURL)
+        storage.withLock { storage in
+            storage.fileURL = newURL
+            // A rename changes the file's status-change time, not its contents: the same file
+            // (device, inode, size, modification time) is still what the document last read or
+            // wrote, so its next save is not taken for a conflict.
+            if let known = storage.diskIdentity, let current, current.device == known.device, current.inode == known.inode,
+               current.size == known.size, current.modified == known.modified {
+                storage.diskIdentity = current
+            }
+        }
     }
 
     nonisolated func defaultPresentedItemDidChange() {
