@@ -79,12 +79,16 @@ enum Commands {
     }
 
     /// Opens the document and prints every state change and every change of its text until
-    /// `changes` text changes were seen (or forever).
+    /// `changes` text changes were seen (or forever), and every move or deletion of the file
+    /// (by any program: `mv` and `rm` too). Ends when the file is deleted (the document closes).
     static func watch(_ url: URL, changes limit: Int?) async throws {
         try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         let states = document.stateChanges
         try await document.openThrowing()
+        let moves = WatchPresenter(url)
+        Coordinator.addFilePresenter(moves)
+        defer { Coordinator.removeFilePresenter(moves) }
         print("Watching \(url.lastPathComponent) — \(document.text.utf8.count) bytes. Edit it from another process.")
         fflushStandardOutput()
         var last = document.text
@@ -99,6 +103,7 @@ enum Commands {
                 last = now
             }
             fflushStandardOutput()
+            if state.contains(.closed) { break }  // the file was deleted
             if let limit, seen >= limit { break }
         }
         try await document.closeThrowing()
