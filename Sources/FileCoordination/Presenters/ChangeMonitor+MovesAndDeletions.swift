@@ -74,12 +74,58 @@ extension ChangeMonitor {
             }
             moves += late
         }
-        for move in moves where move.old != move.new {
-            followed.sources.insert(move.old)
-            followed.destinations.insert(move.new)
-            announceMove(from: move.old, to: move.new)
+        // A presented item's temporary name from an earlier rename, moved on to its final name.
+        var fromTemporaries: [(old: String, new: String)] = []
+        for report in reports where report.mask & UInt32(IN_MOVED_FROM) != 0 && report.cookie != 0 {
+            guard case .other = report.subject, let new = arrivals[report.cookie] else { continue }
+            let original: String? = state.withLock { state in
+                guard !state.temporaries.isEmpty else { return nil }
+                return state.temporaries.removeValue(forKey: report.path)
+            }
+            if let original { fromTemporaries.append((original, new)) }
+        }
+        for move in moves + fromTemporaries where move.old != move.new {
+            switch Self.destinationKind(move.new) {
+            case .conflictCopy:
+                // A sync tool keeping the item's contents as a conflict copy (Syncthing, rclone
+                // bisync): a version of the item (ChangeMonitor+ConflictCopies.swift), not its new place.
+                continue
+            case .temporary:
+                // A sync tool's rename goes through a temporary name (Syncthing: `NAME` →
+                // `.syncthing.NEW.tmp` → `NEW`): followed when it reaches its final name.
+                state.withLock { state in
+                    if state.temporaries.count >= 1024 { state.temporaries.removeAll() }
+                    state.temporaries[move.new] = move.old
+                }
+            case .final:
+                followed.sources.insert(move.old)
+                followed.destinations.insert(move.new)
+                announceMove(from: move.old, to: move.new)
+            }
         }
         return followed
+    }
+
+    private enum DestinationKind { case final, temporary, conflictCopy }
+
+    private static func destinationKind(_ path: String) -> DestinationKind {
+        let name = CanonicalPath.split(path).name
+        if SyncInternalItems.item(named: name) != nil { return .temporary }
+        if SyncConflictNaming.conflictCopy(named: name, options: .local) != nil { return .conflictCopy }
+        return .final
+    }
+
+    /// True when the folder of `path` holds an rclone bisync conflict copy of it (`NAME..path1`):
+    /// rclone leaves no file under the real name until one copy is promoted
+    /// (ChangeMonitor+ConflictCopies.swift), which is not a deletion.
+    static func hasBisyncCopies(of path: String, in state: State) -> Bool {
+        let (directory, name) = CanonicalPath.split(path)
+        guard let copies = state.directories[directory]?.copyStamps, !copies.isEmpty else { return false }
+        return copies.contains { copyName, stamp in
+            guard stamp != .missing,
+                  let copy = SyncConflictNaming.conflictCopy(named: copyName, amongOriginals: [name], options: .local) else { return false }
+            return copy.tool == .rcloneBisync && copy.originalName == name
+        }
     }
 
     /// Announces that the presented item at `old` is now at `new` (canonical paths), unless a
@@ -122,10 +168,12 @@ extension ChangeMonitor {
             }
             let stamp = Self.stamp(of: path)
             let deleted = state.withLock { state -> Bool in
-                guard stamp == .missing, state.stamps[path] == .missing, !Self.isBeingWritten(path, in: state) else {
+                guard stamp == .missing, state.stamps[path] == .missing, !Self.isBeingWritten(path, in: state),
+                      !Self.hasBisyncCopies(of: path, in: state) else {
                     return false
                 }
                 state.unmatchedMoves = state.unmatchedMoves.filter { $0.value != path }
+                state.temporaries = state.temporaries.filter { $0.value != path }
                 return true
             }
             if deleted {

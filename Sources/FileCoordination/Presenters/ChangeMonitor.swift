@@ -75,6 +75,9 @@ final class ChangeMonitor: Sendable {
         /// Presented items moved out of a watched folder by a rename whose other half has not
         /// been read yet, by the rename's cookie.
         var unmatchedMoves: [UInt32: String] = [:]
+        /// Presented items renamed to a sync tool's temporary name, by that name's path: the
+        /// item's path, until the temporary file is renamed to its final name.
+        var temporaries: [String: String] = [:]
     }
     let state = Locked(State())
 
