@@ -5,8 +5,32 @@
 //                                         version: write `.syncthing.<name>.tmp` beside it, delete
 //                                         <file>, rename the temporary file to <file>; no
 //                                         coordination; print "REPLACED"
+//   syncthing-rename <file> <new-name>    rename <file> as Syncthing does when the other side
+//                                         renamed it: to `.syncthing.<new-name>.tmp`, then to
+//                                         <new-name> in the same folder; print "RENAMED"
 import Foundation
 import Glibc
+
+/// Runs one of the commands above.
+func runUncoordinatedCommand(_ command: String, _ arguments: [String]) {
+    if command == "syncthing-rename" { runSyncthingRename(arguments) } else { runSyncthingReplace(arguments) }
+}
+
+/// Runs `syncthing-rename`; `arguments` are the words after the command.
+func runSyncthingRename(_ arguments: [String]) {
+    guard arguments.count == 2 else {
+        say("usage: syncthing-rename <file> <new-name>")
+        exit(2)
+    }
+    let file = URL(fileURLWithPath: arguments[0])
+    let folder = file.deletingLastPathComponent()
+    let temporary = folder.appendingPathComponent(".syncthing.\(arguments[1]).tmp")
+    guard rename(file.path, temporary.path) == 0 else { return say("ERROR rename \(errno)") }
+    guard rename(temporary.path, folder.appendingPathComponent(arguments[1]).path) == 0 else {
+        return say("ERROR rename \(errno)")
+    }
+    say("RENAMED")
+}
 
 /// Runs `syncthing-replace`; `arguments` are the words after the command.
 func runSyncthingReplace(_ arguments: [String]) {

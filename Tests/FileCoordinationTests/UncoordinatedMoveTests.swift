@@ -111,6 +111,35 @@ struct UncoordinatedMoveTests {
         }
     }
 
+    @Test("Syncthing's rename through its temporary name (by a child process): followed to the final name only")
+    func renameThroughTemporaryName() throws {
+        let scratch = try Scratch()
+        let item = scratch.file("small.txt", contents: "x")
+        let presenter = RecordingPresenter(item)
+        try withPresenters([presenter]) {
+            let child = try ChildProcess(["syncthing-rename", item.path, "renamed.txt"])
+            #expect(child.expect("RENAMED") == "RENAMED")
+            child.waitForExit()
+            try waitUntil(presenter, logs: "didMove:renamed.txt")
+            try waitForDeletionChecks()
+            #expect(presenter.log == ["didMove:renamed.txt"])
+            #expect(presenter.presentedItemURL?.path == scratch.url.appendingPathComponent("renamed.txt").path)
+        }
+    }
+
+    @Test("a rename to a conflict copy's name is not a move: the copy is a version, the item missing a deletion")
+    func renameToConflictCopyName() throws {
+        let scratch = try Scratch()
+        let item = scratch.file("doc.txt", contents: "x")
+        let presenter = RecordingPresenter(item)
+        try withPresenters([presenter]) {
+            try run("/bin/mv", item.path, scratch.url.appendingPathComponent("doc.sync-conflict-20250101-120000-ABCDEFG.txt").path)
+            try waitUntil(presenter, logs: "accommodateDeletion")
+            #expect(!presenter.log.contains { $0.hasPrefix("didMove") }, "\(presenter.log)")
+            #expect(presenter.presentedItemURL == item)
+        }
+    }
+
     @Test("Syncthing's delete-then-rename replacement (by a child process) is a change, never a deletion")
     func deleteThenRenameIsAChange() throws {
         let scratch = try Scratch()

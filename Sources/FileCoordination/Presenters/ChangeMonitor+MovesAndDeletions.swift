@@ -47,63 +47,64 @@ extension ChangeMonitor {
     }
 
     /// Pairs the halves of renames in `reports` (and with halves kept from earlier reads) and
-    /// announces each move of a presented item to a watched folder.
+    /// announces each move of a presented item to a watched folder, in the order of the reports.
     func followMoves(in reports: [Report]) -> FollowedMoves {
         var arrivals: [UInt32: String] = [:]
         for report in reports where report.mask & UInt32(IN_MOVED_TO) != 0 && report.cookie != 0 {
             arrivals[report.cookie] = report.path
         }
-        var moves: [(old: String, new: String)] = []
         var followed = FollowedMoves()
         for report in reports where report.mask & UInt32(IN_MOVED_FROM) != 0 && report.cookie != 0 {
-            guard case .watched(let old) = report.subject else { continue }
-            if let new = arrivals.removeValue(forKey: report.cookie) {
-                moves.append((old, new))
-            } else {
-                // The new half may come in the next read; meanwhile the item is missing.
-                state.withLock { state in
-                    if state.unmatchedMoves.count >= 1024 { state.unmatchedMoves.removeAll() }
-                    state.unmatchedMoves[report.cookie] = old
+            let new = arrivals.removeValue(forKey: report.cookie)
+            let old: String?
+            switch report.subject {
+            case .watched(let path):
+                old = path
+                if new == nil {
+                    // The new half may come in the next read; meanwhile the item is missing.
+                    state.withLock { state in
+                        if state.unmatchedMoves.count >= 1024 { state.unmatchedMoves.removeAll() }
+                        state.unmatchedMoves[report.cookie] = path
+                    }
+                }
+            case .other:
+                // A presented item's temporary name from an earlier rename, moving on.
+                old = new == nil ? nil : state.withLock { state in
+                    state.temporaries.isEmpty ? nil : state.temporaries.removeValue(forKey: report.path)
                 }
             }
+            if let old, let new { follow(from: old, to: new, into: &followed) }
         }
         if !arrivals.isEmpty {
             let late: [(old: String, new: String)] = state.withLock { state in
                 guard !state.unmatchedMoves.isEmpty else { return [] }
                 return arrivals.compactMap { cookie, new in state.unmatchedMoves.removeValue(forKey: cookie).map { ($0, new) } }
             }
-            moves += late
-        }
-        // A presented item's temporary name from an earlier rename, moved on to its final name.
-        var fromTemporaries: [(old: String, new: String)] = []
-        for report in reports where report.mask & UInt32(IN_MOVED_FROM) != 0 && report.cookie != 0 {
-            guard case .other = report.subject, let new = arrivals[report.cookie] else { continue }
-            let original: String? = state.withLock { state in
-                guard !state.temporaries.isEmpty else { return nil }
-                return state.temporaries.removeValue(forKey: report.path)
-            }
-            if let original { fromTemporaries.append((original, new)) }
-        }
-        for move in moves + fromTemporaries where move.old != move.new {
-            switch Self.destinationKind(move.new) {
-            case .conflictCopy:
-                // A sync tool keeping the item's contents as a conflict copy (Syncthing, rclone
-                // bisync): a version of the item (ChangeMonitor+ConflictCopies.swift), not its new place.
-                continue
-            case .temporary:
-                // A sync tool's rename goes through a temporary name (Syncthing: `NAME` →
-                // `.syncthing.NEW.tmp` → `NEW`): followed when it reaches its final name.
-                state.withLock { state in
-                    if state.temporaries.count >= 1024 { state.temporaries.removeAll() }
-                    state.temporaries[move.new] = move.old
-                }
-            case .final:
-                followed.sources.insert(move.old)
-                followed.destinations.insert(move.new)
-                announceMove(from: move.old, to: move.new)
-            }
+            for move in late { follow(from: move.old, to: move.new, into: &followed) }
         }
         return followed
+    }
+
+    /// One rename of a presented item from `old` to `new`.
+    private func follow(from old: String, to new: String, into followed: inout FollowedMoves) {
+        guard old != new else { return }
+        switch Self.destinationKind(new) {
+        case .conflictCopy:
+            // A sync tool keeping the item's contents as a conflict copy (Syncthing, rclone
+            // bisync): a version of the item (ChangeMonitor+ConflictCopies.swift), not its new place.
+            return
+        case .temporary:
+            // A sync tool's rename goes through a temporary name (Syncthing: `NAME` →
+            // `.syncthing.NEW.tmp` → `NEW`): followed when it reaches its final name.
+            state.withLock { state in
+                if state.temporaries.count >= 1024 { state.temporaries.removeAll() }
+                state.temporaries[new] = old
+            }
+        case .final:
+            followed.sources.insert(old)
+            followed.destinations.insert(new)
+            announceMove(from: old, to: new)
+        }
     }
 
     private enum DestinationKind { case final, temporary, conflictCopy }
