@@ -19,6 +19,12 @@ import SystemSupport
 /// process writes the item, and the stamp is renewed when it is done, so presenters already told
 /// by the coordinator are not told twice.
 ///
+/// The same watch sees presented items **renamed, moved or deleted** by programs that do not
+/// coordinate (ChangeMonitor+MovesAndDeletions.swift): their presenters follow a move
+/// (`presentedItemDidMove(to:)`, through `Coordinator.item(at:didMoveTo:)`), and get
+/// `accommodatePresentedItemDeletion` once an item has stayed missing for a grace interval — so a
+/// sync tool's delete-then-rename replacement is a change, not a deletion.
+///
 /// The same watch on the folder also sees the sync tools' **conflict copies** of a presented item
 /// come and go (ChangeMonitor+ConflictCopies.swift): their presenters get the version messages
 /// `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)`, never a subitem or item change.
