@@ -8,12 +8,32 @@
 //   syncthing-rename <file> <new-name>    rename <file> as Syncthing does when the other side
 //                                         renamed it: to `.syncthing.<new-name>.tmp`, then to
 //                                         <new-name> in the same folder; print "RENAMED"
+//   exchange <a> <b>                      swap two names at once (renameat2 RENAME_EXCHANGE), as
+//                                         safe saves do; print "EXCHANGED"
 import Foundation
 import Glibc
 
+/// Runs `exchange`; `arguments` are the words after the command.
+func runExchange(_ arguments: [String]) {
+    typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    guard arguments.count == 2 else {
+        say("usage: exchange <a> <b>")
+        exit(2)
+    }
+    // glibc's wrapper, looked up: the Glibc module does not import it.
+    guard let symbol = dlsym(nil, "renameat2") else { return say("ERROR no renameat2") }
+    let renameAt2 = unsafeBitCast(symbol, to: RenameAt2.self)
+    let result = renameAt2(AT_FDCWD, arguments[0], AT_FDCWD, arguments[1], 2 /* RENAME_EXCHANGE */)
+    say(result == 0 ? "EXCHANGED" : "ERROR renameat2 \(errno)")
+}
+
 /// Runs one of the commands above.
 func runUncoordinatedCommand(_ command: String, _ arguments: [String]) {
-    if command == "syncthing-rename" { runSyncthingRename(arguments) } else { runSyncthingReplace(arguments) }
+    switch command {
+    case "syncthing-rename": runSyncthingRename(arguments)
+    case "exchange": runExchange(arguments)
+    default: runSyncthingReplace(arguments)
+    }
 }
 
 /// Runs `syncthing-rename`; `arguments` are the words after the command.

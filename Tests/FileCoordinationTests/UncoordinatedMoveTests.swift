@@ -140,6 +140,24 @@ struct UncoordinatedMoveTests {
         }
     }
 
+    @Test("two names exchanged at once (renameat2, by a child process): the item there was replaced, a change, not a move")
+    func exchangeIsAChange() throws {
+        let scratch = try Scratch()
+        let item = scratch.file("doc.txt", contents: "mine")
+        let other = scratch.file(".doc.txt.new", contents: "replacement")
+        let (presenter, changed) = RecordingPresenter.signallingChanges(item)
+        try withPresenters([presenter]) {
+            let child = try ChildProcess(["exchange", other.path, item.path])
+            #expect(child.expect("EXCHANGED") == "EXCHANGED")
+            child.waitForExit()
+            #expect(changed.wait())
+            try waitForDeletionChecks()
+            #expect(presenter.log == ["didChange"])
+            #expect(presenter.presentedItemURL == item)
+        }
+        #expect(try String(contentsOf: item, encoding: .utf8) == "replacement")
+    }
+
     @Test("Syncthing's delete-then-rename replacement (by a child process) is a change, never a deletion")
     func deleteThenRenameIsAChange() throws {
         let scratch = try Scratch()

@@ -5,8 +5,9 @@ import Glibc
 // (`mv`, `rm`, a sync tool) rename, move or delete.
 //
 // **Moves.** The kernel reports a rename as two halves, `IN_MOVED_FROM` in the old folder and
-// `IN_MOVED_TO` in the new one, with the same cookie. When the old half names a presented item and
-// the new half is in a watched folder (the same one or the folder of another presented item), the
+// `IN_MOVED_TO` in the new one, with the same cookie. When the old half names a presented item,
+// the new half is in a watched folder (the same one or the folder of another presented item) and
+// nothing is under the old name any more (otherwise the item was replaced, not moved), the
 // item moved: the monitor announces it exactly as a coordinator's `item(at:didMoveTo:)` does
 // (it calls it, with a coordinator that has no presenter), so the registry re-keys the presenters
 // of the item and of everything inside it, coordinations waiting for the old path follow it, and
@@ -87,7 +88,10 @@ extension ChangeMonitor {
 
     /// One rename of a presented item from `old` to `new`.
     private func follow(from old: String, to new: String, into followed: inout FollowedMoves) {
-        guard old != new else { return }
+        // Something already back under the old name means the item there was replaced (an
+        // exchange of two names, or a rename aside followed by a rename into place, as safe
+        // saves do): a change of the item, not a move.
+        guard old != new, Self.stamp(of: old) == .missing else { return }
         switch Self.destinationKind(new) {
         case .conflictCopy:
             // A sync tool keeping the item's contents as a conflict copy (Syncthing, rclone
