@@ -13,7 +13,10 @@ import Glibc
 // of the item and of everything inside it, coordinations waiting for the old path follow it, and
 // each presenter gets `presentedItemDidMove(to:)` on its queue. An old half whose new half is
 // not in the same read is kept by its cookie until the item's deletion is decided (below): a late
-// new half is still a move.
+// new half is still a move. Sync tools' names are not new places: a rename to a conflict copy's
+// name keeps the item's contents as a version (ChangeMonitor+ConflictCopies.swift), and a rename
+// to a temporary name (Syncthing: `NAME` → `.syncthing.NEW.tmp` → `NEW`) is followed when it
+// reaches its final name.
 //
 // **Deletions.** A presented item found missing is not reported at once: a sync tool may be
 // replacing it by deleting it and renaming its temporary file to its name (Syncthing does, with
@@ -22,7 +25,9 @@ import Glibc
 // item went missing, however busy the folder is), the monitor looks again: an item still missing
 // is deleted (or moved out of every watched folder) and its presenters get
 // `accommodatePresentedItemDeletion(completionHandler:)` (their answer is not awaited: the item is
-// already gone); an item that is back is a change (`presentedItemDidChange()`).
+// already gone); an item that is back is a change (`presentedItemDidChange()`). An item missing
+// while rclone bisync conflict copies of it are present is not deleted: rclone renamed it, and
+// the monitor promotes one of the copies to its name.
 //
 // Moves and deletions made by a coordinator of this runtime are not reported from the kernel's
 // events: that coordinator announces them itself.
