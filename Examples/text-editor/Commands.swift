@@ -85,10 +85,12 @@ enum Commands {
         try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         let states = document.stateChanges
-        try await document.openThrowing()
+        // Registered before the document: presenters of one file are messaged in the order they
+        // were registered, so the deletion is printed by the time the document closes on it.
         let moves = WatchPresenter(url)
         Coordinator.addFilePresenter(moves)
         defer { Coordinator.removeFilePresenter(moves) }
+        try await document.openThrowing()
         print("Watching \(url.lastPathComponent) — \(document.text.utf8.count) bytes. Edit it from another process.")
         fflushStandardOutput()
         var last = document.text
@@ -103,7 +105,10 @@ enum Commands {
                 last = now
             }
             fflushStandardOutput()
-            if state.contains(.closed) { break }  // the file was deleted
+            if state.contains(.closed) {  // the file was deleted
+                await moves.finishMessages()
+                break
+            }
             if let limit, seen >= limit { break }
         }
         try await document.closeThrowing()

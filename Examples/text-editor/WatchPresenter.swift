@@ -29,6 +29,13 @@ final class WatchPresenter: FilePresenter {
         completionHandler(nil)
     }
 
+    /// Returns once every message already sent to this presenter has been handled (printed).
+    func finishMessages() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            presentedItemOperationQueue.addOperation { continuation.resume() }
+        }
+    }
+
     /// Prints one line at once (the output may be a pipe).
     private static func say(_ line: String) {
         print(line)
