@@ -79,11 +79,17 @@ enum Commands {
     }
 
     /// Opens the document and prints every state change and every change of its text until
-    /// `changes` text changes were seen (or forever).
+    /// `changes` text changes were seen (or forever), and every move or deletion of the file
+    /// (by any program: `mv` and `rm` too). Ends when the file is deleted (the document closes).
     static func watch(_ url: URL, changes limit: Int?) async throws {
         try FolderRefusal.check(url)
         let document = TextDocument(fileURL: url)
         let states = document.stateChanges
+        // Registered before the document: presenters of one file are messaged in the order they
+        // were registered, so the deletion is printed by the time the document closes on it.
+        let moves = WatchPresenter(url)
+        Coordinator.addFilePresenter(moves)
+        defer { Coordinator.removeFilePresenter(moves) }
         try await document.openThrowing()
         print("Watching \(url.lastPathComponent) — \(document.text.utf8.count) bytes. Edit it from another process.")
         fflushStandardOutput()
@@ -99,6 +105,10 @@ enum Commands {
                 last = now
             }
             fflushStandardOutput()
+            if state.contains(.closed) {  // the file was deleted
+                await moves.finishMessages()
+                break
+            }
             if let limit, seen >= limit { break }
         }
         try await document.closeThrowing()

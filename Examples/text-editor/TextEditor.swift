@@ -14,7 +14,8 @@ enum TextEditor {
           undo <file>                   demonstrate undo and redo (ends unchanged: nothing is saved)
           info <file>                   name, type, size, lines, line endings, state, modified
           watch <file> [--changes N]    keep the document open and print every change another
-                                        process makes (stop with Ctrl-C, or after N changes)
+                                        process makes, and moves and deletions of the file (stop
+                                        with Ctrl-C, after N changes, or when it is deleted)
           conflicts <file>              list the unresolved conflict versions: number, date,
                                         saving computer, first line
           resolve <file> --keep current|N

@@ -180,6 +180,11 @@ struct SyncthingConflictTests {
                         await receiving.text == "edit \(round) from B"
                     }
                 }
+                // The reload sets the text, then ends `.editingDisabled` in a later main-actor turn.
+                let settled = ContinuousClock.now + .seconds(10)
+                while receiving.documentState != .normal && ContinuousClock.now < settled {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 #expect(receiving.documentState == .normal)
                 #expect(receiving.fileURL.standardizedFileURL.path == urlA.standardizedFileURL.path)
                 #expect(!recorder.recorded.contains { $0.contains(.closed) })

@@ -112,6 +112,7 @@ do {
     case "add-version-and-wait": try runAddVersionAndWait(Array(arguments.dropFirst()))  // VersionCommands.swift
     case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
     case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
+    case "syncthing-replace", "syncthing-rename", "exchange": runUncoordinatedCommand(command, Array(arguments.dropFirst()))  // UncoordinatedCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)

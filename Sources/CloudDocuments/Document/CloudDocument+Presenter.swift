@@ -50,13 +50,32 @@ extension CloudDocument {
 
     nonisolated func defaultAccommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         enqueueOnMainActor { [self] in
+            // A coordinator asks before it deletes: the file is still there, and the document
+            // closes. The change monitor reports a deletion by a program that did not coordinate
+            // (`rm`) after the fact: a document with unsaved changes then stays open with them
+            // (nobody asked to discard them), and its next save writes the file again.
+            let (dirty, url) = storage.withLock { ($0.changes.hasUnsavedChanges, $0.fileURL) }
+            if dirty && DiskIdentity.of(url) == nil {
+                completionHandler(nil)
+                return
+            }
             closeImmediately()
             completionHandler(nil)
         }
     }
 
     nonisolated func defaultPresentedItemDidMove(to newURL: URL) {
-        storage.withLock { $0.fileURL = newURL }
+        let current = DiskIdentity.of(newURL)
+        storage.withLock { storage in
+            storage.fileURL = newURL
+            // A rename changes the file's status-change time, not its contents: the same file
+            // (device, inode, size, modification time) is still what the document last read or
+            // wrote, so its next save is not taken for a conflict.
+            if let known = storage.diskIdentity, let current, current.device == known.device, current.inode == known.inode,
+               current.size == known.size, current.modified == known.modified {
+                storage.diskIdentity = current
+            }
+        }
     }
 
     nonisolated func defaultPresentedItemDidChange() {

@@ -409,14 +409,19 @@ open class CloudDocument: FilePresenter {
         defaultSavePresentedItemChanges(completionHandler: completionHandler)
     }
 
-    /// The file is about to be deleted: the document closes at once (on the main actor), without
-    /// saving (there is nothing left to save to): state ``DocumentState/closed``, autosave
-    /// stopped, presenter unregistered. Then the handler is called.
+    /// The file is about to be deleted (a coordinator asks first), or was deleted by a program
+    /// that did not coordinate (the change monitor reports it once the file has stayed missing).
+    /// The document closes (on the main actor) without saving: state ``DocumentState/closed``,
+    /// autosave stopped, presenter unregistered. Except when the file is already gone and the
+    /// document has unsaved changes: it then stays open with them (``hasUnsavedChanges`` stays
+    /// true, the state does not change), and its next save — explicit, autosave or on close —
+    /// writes the file again at ``fileURL``. Then the handler is called.
     nonisolated open func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         defaultAccommodatePresentedItemDeletion(completionHandler: completionHandler)
     }
 
-    /// The file was moved (by a coordinated move): ``fileURL`` follows it.
+    /// The file was moved (by a coordinated move, or renamed by a program that did not
+    /// coordinate, within the folders the change monitor watches): ``fileURL`` follows it.
     nonisolated open func presentedItemDidMove(to newURL: URL) {
         defaultPresentedItemDidMove(to: newURL)
     }

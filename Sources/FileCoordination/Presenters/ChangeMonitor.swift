@@ -19,6 +19,12 @@ import SystemSupport
 /// process writes the item, and the stamp is renewed when it is done, so presenters already told
 /// by the coordinator are not told twice.
 ///
+/// The same watch sees presented items **renamed, moved or deleted** by programs that do not
+/// coordinate (ChangeMonitor+MovesAndDeletions.swift): their presenters follow a move
+/// (`presentedItemDidMove(to:)`, through `Coordinator.item(at:didMoveTo:)`), and get
+/// `accommodatePresentedItemDeletion` once an item has stayed missing for a grace interval — so a
+/// sync tool's delete-then-rename replacement is a change, not a deletion.
+///
 /// The same watch on the folder also sees the sync tools' **conflict copies** of a presented item
 /// come and go (ChangeMonitor+ConflictCopies.swift): their presenters get the version messages
 /// `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)`, never a subitem or item change.
@@ -66,6 +72,18 @@ final class ChangeMonitor: Sendable {
         var stamps: [String: FileIdentity] = [:]
         /// Watched paths being written by a coordinator of this process right now.
         var writing: [String: Int] = [:]
+        /// How many `directories` entries use each watch descriptor: a watched folder moved
+        /// keeps its descriptor, so its old and new paths may share one for a while.
+        var descriptorUsers: [Int32: Int] = [:]
+        /// Presented items found missing whose deletion is not reported yet (see
+        /// ChangeMonitor+MovesAndDeletions.swift).
+        var pendingDeletions: Set<String> = []
+        /// Presented items moved out of a watched folder by a rename whose other half has not
+        /// been read yet, by the rename's cookie.
+        var unmatchedMoves: [UInt32: String] = [:]
+        /// Presented items renamed to a sync tool's temporary name, by that name's path: the
+        /// item's path, until the temporary file is renamed to its final name.
+        var temporaries: [String: String] = [:]
     }
     let state = Locked(State())
 
@@ -88,7 +106,9 @@ final class ChangeMonitor: Sendable {
                 }
                 guard descriptor >= 0 else { return started }  // missing folder: nothing to watch yet
                 state.directories[directory] = Directory(descriptor: descriptor)
+                // A folder that moved keeps its descriptor: the new path takes its reports over.
                 state.directoryByDescriptor[descriptor] = directory
+                state.descriptorUsers[descriptor, default: 0] += 1
             }
             state.directories[directory]?.names[name, default: 0] += 1
             if state.stamps[path] == nil { state.stamps[path] = stamp }
@@ -114,9 +134,20 @@ final class ChangeMonitor: Sendable {
             entry.names.removeValue(forKey: name)
             state.stamps.removeValue(forKey: path)
             if entry.names.isEmpty {
-                inotify_rm_watch(state.inotify, entry.descriptor)
                 state.directories.removeValue(forKey: directory)
-                state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
+                let users = (state.descriptorUsers[entry.descriptor] ?? 1) - 1
+                if users > 0 {
+                    // The same folder is still watched under another path (it moved).
+                    state.descriptorUsers[entry.descriptor] = users
+                    if state.directoryByDescriptor[entry.descriptor] == directory,
+                       let other = state.directories.first(where: { $0.value.descriptor == entry.descriptor })?.key {
+                        state.directoryByDescriptor[entry.descriptor] = other
+                    }
+                } else {
+                    inotify_rm_watch(state.inotify, entry.descriptor)
+                    state.descriptorUsers.removeValue(forKey: entry.descriptor)
+                    state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
+                }
             } else {
                 state.directories[directory] = entry
             }
@@ -169,10 +200,8 @@ final class ChangeMonitor: Sendable {
         while true {
             let count = retryingOnInterrupt { read(descriptor, buffer, size) }
             if count < 0 { return }
+            var reports: [Report] = []
             var offset = 0
-            var touched: [String] = []
-            var others: [OtherEntry] = []
-            var otherIndex: [String: Int] = [:]   // by path, into `others`
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                 let nameLength = Int(event.len)
@@ -184,32 +213,56 @@ final class ChangeMonitor: Sendable {
                     name = PathBytes.string(fromBytes: bytes.prefix(while: { $0 != 0 }))
                 }
                 offset += MemoryLayout<inotify_event>.size + nameLength
-                switch classify(descriptor: event.wd, name: name) {
-                case .watched(let path):
-                    if !touched.contains(path) { touched.append(path) }
-                case .other(let directory):
-                    let created = event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
-                    let key = CanonicalPath.join(directory, name)
-                    if let index = otherIndex[key] {
-                        others[index].created = others[index].created || created
-                    } else {
-                        otherIndex[key] = others.count
-                        others.append(OtherEntry(directory: directory, name: name, created: created))
-                    }
-                case .none: break
+                if let subject = classify(descriptor: event.wd, name: name) {
+                    reports.append(Report(subject: subject, name: name, mask: event.mask, cookie: event.cookie))
                 }
             }
-            for path in touched { deliverIfChanged(path) }
-            deliverCopyChanges(others)
+            handle(reports)
         }
     }
 
+    /// Passes on one read's reports: moves of presented items first (their presenters follow),
+    /// then changes and disappearances of presented items, then conflict copies.
+    private func handle(_ reports: [Report]) {
+        let moved = followMoves(in: reports)
+        var touched: [String] = []
+        var others: [OtherEntry] = []
+        var otherIndex: [String: Int] = [:]   // by path, into `others`
+        for report in reports {
+            switch report.subject {
+            case .watched(let path):
+                if !moved.sources.contains(path) && !touched.contains(path) { touched.append(path) }
+            case .other(let directory):
+                let key = CanonicalPath.join(directory, report.name)
+                if moved.destinations.contains(key) { continue }
+                let created = report.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
+                if let index = otherIndex[key] {
+                    others[index].created = others[index].created || created
+                } else {
+                    otherIndex[key] = others.count
+                    others.append(OtherEntry(directory: directory, name: report.name, created: created))
+                }
+            }
+        }
+        for path in touched { deliverIfChanged(path) }
+        deliverCopyChanges(others)
+    }
+
     /// What one report of the kernel is about.
-    private enum Subject {
+    enum Subject {
         /// A presented item.
         case watched(String)
         /// Another entry of a watched folder (maybe a conflict copy of a presented item).
         case other(directory: String)
+    }
+
+    /// One report of the kernel, about an entry of a watched folder.
+    struct Report {
+        let subject: Subject
+        let name: String
+        let mask: UInt32
+        /// Pairs the two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`); 0 otherwise.
+        let cookie: UInt32
     }
 
     private func classify(descriptor: Int32, name: String) -> Subject? {
@@ -222,7 +275,11 @@ final class ChangeMonitor: Sendable {
         }
     }
 
-    private func deliverIfChanged(_ path: String) {
+    /// Tells the presenters of `path` that it changed, if its stamp differs from the last one
+    /// seen. An item found missing is not a change: its deletion is reported once it has stayed
+    /// missing for a while (``scheduleDeletionCheck(_:)``), so a replacement by delete-then-rename
+    /// is a change.
+    func deliverIfChanged(_ path: String) {
         // Written by a coordinator of this process right now: it tells the presenters itself and
         // renews the stamp when done, so the item need not be examined.
         if state.withLock({ Self.isBeingWritten(path, in: $0) }) { return }
@@ -233,6 +290,10 @@ final class ChangeMonitor: Sendable {
             return true
         }
         guard changed else { return }
+        if stamp == .missing {
+            scheduleDeletionCheck(path)
+            return
+        }
         let (registry, delivery) = target.withLock { ($0.registry, $0.delivery) }
         guard let registry, let delivery else { return }
         for address in registry.addresses(at: path) {

@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `text-editor watch` while other programs, which do not coordinate, rename and delete the file.
+@Suite("text-editor watch: moves and deletions by other programs", .timeLimit(.minutes(1)))
+struct TextEditorWatchTests {
+    @Test("mv then rm, each a process of its own: watch prints the move, then the deletion, and ends")
+    func moveThenDelete() async throws {
+        try await withExampleFolder { folder in
+            try Data("hello\n".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+            let watch = try WatchProcess(file: "notes.txt", in: folder)
+            defer { watch.stop() }
+            try watch.waitForOutput("Watching notes.txt")
+
+            try run("/bin/mv", "notes.txt", "renamed.txt", in: folder)
+            try watch.waitForOutput("moved to \(folder.appendingPathComponent("renamed.txt").path)")
+
+            try run("/bin/rm", "renamed.txt", in: folder)
+            try watch.waitForOutput("deleted: renamed.txt is gone")
+            try watch.waitForOutput("state: [closed]")
+            #expect(try watch.waitForExit() == 0, "\(watch.output)")
+            #expect(!watch.output.contains("changed by another process"), "\(watch.output)")
+        }
+    }
+}
+
+/// `text-editor watch FILE` running in `folder`, its output going to a file read as it grows.
+private final class WatchProcess {
+    let process = Process()
+    private let outputURL: URL
+
+    init(file: String, in folder: URL) throws {
+        outputURL = folder.deletingLastPathComponent().appendingPathComponent("watch-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        process.executableURL = exampleToolURL("text-editor")
+        process.arguments = ["watch", file]
+        process.currentDirectoryURL = folder
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = process.standardOutput
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+
+    /// Waits (polling, with a generous deadline) until the output contains `text`.
+    func waitForOutput(_ text: String) throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !output.contains(text) {
+            guard ContinuousClock.now < deadline, process.isRunning || output.contains(text) else {
+                throw WatchFailure(description: "waited for \(text.debugDescription); output: \(output)")
+            }
+            usleep(5_000)
+        }
+    }
+
+    /// Waits for the program to end by itself; its exit status.
+    func waitForExit() throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw WatchFailure(description: "still running: \(output)") }
+            usleep(5_000)
+        }
+        return process.terminationStatus
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: outputURL)
+    }
+}
+
+private struct WatchFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Runs `executable` with `arguments` in `folder` as a process of its own and waits for it.
+private func run(_ executable: String, _ arguments: String..., in folder: URL) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.currentDirectoryURL = folder
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(executable) \(arguments)")
+}
