@@ -30,3 +30,30 @@ struct RestoringVersionTests {
         }
     }
 }
+
+@Suite("Version changes made on the main actor while a document of the item is open", .timeLimit(.minutes(1)))
+@MainActor
+struct MainActorVersionChangeTests {
+    /// As an app does it in its `.inConflict` handler: the document gives way to the
+    /// resolution's coordinated write without waiting for the main actor (which is blocked in it).
+    @Test("resolve(), remove() and removeOtherVersionsOfItem on the main actor do not deadlock")
+    func resolvingOnTheMainActor() async throws {
+        try await withPrivateVersionStore {
+            try await withOpenNote(containing: "original") { _, url, document in
+                document.edit("mine")
+                try put("theirs", at: url)
+                try await document.saveThrowing(to: url, for: .forOverwriting)
+                let conflict = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url).first)
+
+                try conflict.resolve()                       // synchronous, on the main actor
+                try FileVersion.removeOtherVersionsOfItem(at: url)
+                #expect(try FileVersion.otherVersionsOfItem(at: url).isEmpty)
+
+                await drainDocumentQueue(document)
+                #expect(document.documentState == .normal)
+                #expect(document.text == "mine")
+                try await document.closeThrowing()
+            }
+        }
+    }
+}

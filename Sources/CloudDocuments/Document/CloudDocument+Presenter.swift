@@ -24,9 +24,17 @@ extension CloudDocument {
             writer(nil)
             return
         }
-        enqueueOnMainActor { [self] in
-            let session = beginDisablingEditing()
-            writer { [self] in enqueueOnMainActor { [self] in endDisablingEditing(session: session) } }
+        // The writer goes on at once, from the presenter queue: it must not wait for the main
+        // actor, which may be the very thread waiting for this write (`FileVersion.resolve()` or a
+        // coordinated write started on the main actor would deadlock). The state follows on the
+        // main actor in order (the main queue is FIFO): `.editingDisabled` and `disableEditing()`,
+        // then, after the writer's reacquirer, `enableEditing()` and back.
+        let session = Locked<Int?>(nil)
+        enqueueOnMainActor { [self] in session.withLock { $0 = beginDisablingEditing() } }
+        writer { [self] in
+            enqueueOnMainActor { [self] in
+                if let started = session.withLock({ $0 }) { endDisablingEditing(session: started) }
+            }
         }
     }
 

@@ -393,9 +393,11 @@ open class CloudDocument: FilePresenter {
         defaultRelinquishPresentedItem(toReader: reader)
     }
 
-    /// Another coordinator is about to write the file: on the main actor the state gains
-    /// ``DocumentState/editingDisabled`` and ``disableEditing()`` is called; then the writer
-    /// proceeds. When it is done (the reacquirer), both are undone on the main actor.
+    /// Another coordinator is about to write the file: the writer proceeds at once (it never
+    /// waits for the main actor, so a coordinated write started on the main actor — resolving a
+    /// `FileVersion`, say — does not deadlock), and on the main actor, in order, the state gains
+    /// ``DocumentState/editingDisabled`` and ``disableEditing()`` is called. When the writer is
+    /// done (the reacquirer), both are undone on the main actor.
     nonisolated open func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
         defaultRelinquishPresentedItem(toWriter: writer)
     }
