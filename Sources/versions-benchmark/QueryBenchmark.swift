@@ -1,5 +1,6 @@
 import CloudDocuments
 import Foundation
+import Glibc
 
 /// The folder of (a): `doc.txt`, one Syncthing conflict copy of it, 100 conflict copies of other
 /// files, and plain files: 10,000 entries in all.
@@ -18,9 +19,10 @@ enum ManyFiles {
             names.append(String(format: "file-%05d.txt", index))
             index += 1
         }
-        let bytes = Data("some text\n".utf8)
-        for name in names {
-            guard FileManager.default.createFile(atPath: folder.appendingPathComponent(name).path, contents: bytes) else {
+        let bytes = Array("some text\n".utf8)
+        for name in names {   // plain open/write/close: FileManager's atomic writes take minutes here
+            let fd = open(folder.path + "/" + name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0, write(fd, bytes, bytes.count) == bytes.count, close(fd) == 0 else {
                 throw CocoaError(.fileWriteUnknown)
             }
         }
