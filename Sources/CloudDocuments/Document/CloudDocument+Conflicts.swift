@@ -64,16 +64,22 @@ extension CloudDocument {
         }
     }
 
-    /// Sets or clears ``DocumentState/inConflict`` from the version store: set while the item at
-    /// ``fileURL`` has an unresolved conflict version. Does nothing while closed. Any thread but
-    /// the main one (it reads the store); checks run one at a time, so a later check's answer is
+    /// Sets or clears ``DocumentState/inConflict`` from the version store and the item's folder:
+    /// set while the item at ``fileURL`` has an unresolved conflict version (a stored one, or a
+    /// sync tool's conflict copy beside it). Does nothing while closed. Any thread but the main one
+    /// (it reads the store and the folder); checks run one at a time, so a later check's answer is
     /// never overwritten by an earlier one's.
+    ///
+    /// The check never promotes an rclone bisync copy (`promoting: false`): it runs within
+    /// milliseconds of a copy appearing, while rclone may still be copying the other side's copy;
+    /// the change monitor promotes once the folder has settled, and the document then reloads the
+    /// promoted contents like any change of its file.
     nonisolated func refreshConflictState() {
         Self.conflictChecks.sync {
             let (url, isOpen) = storage.withLock { ($0.fileURL, $0.isOpen) }
             guard isOpen else { return }
             let inConflict = withVersionStore {
-                !((try? FileVersion.unresolvedConflictVersionsOfItem(at: url)) ?? []).isEmpty
+                !((try? FileVersion.unresolvedConflictVersions(ofItemAt: url, promoting: false)) ?? []).isEmpty
             }
             update { storage in
                 guard storage.isOpen, storage.fileURL == url else { return }

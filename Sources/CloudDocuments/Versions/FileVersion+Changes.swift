@@ -43,14 +43,25 @@ extension FileVersion {
     /// Removes every other version of the item at `url` (conflict versions too), inside a
     /// coordinated write of the item. The current version is untouched. Throws
     /// ``FileVersionError``; a version another process removed meanwhile is not an error.
+    ///
+    /// Sync tools' conflict copies of the item are deleted too, each inside a coordinated write of
+    /// the copy (`.forDeleting`) nested in the item's, so the sync tool carries the deletion to
+    /// every device.
     public static func removeOtherVersionsOfItem(at url: URL, coordinator: Coordinator? = nil) throws(FileVersionError) {
         let store = VersionStore.standard
+        let coordinator = coordinator ?? Coordinator()
         _ = try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator,
                                  announce: { removed, itemURL in removed.map { .lost($0.reference(itemURL: itemURL)) } }) {
             (itemURL) throws(FileVersionError) -> [FileVersion] in
-            guard let item = try store.item(at: itemURL, creating: false) else { return [] }
+            var removed = try removeConflictCopies(ofItemAt: itemURL, coordinator: coordinator)
+            let item: VersionStore.Item?
+            do throws(FileVersionError) { item = try store.item(at: itemURL, creating: false) } catch {
+                // A missing item whose copies were removed: nothing else to remove.
+                if case .itemNotFound = error, !removed.isEmpty { return removed }
+                throw error
+            }
+            guard let item else { return removed }
             store.sweep(item.id, insideCoordinatedWrite: true)
-            var removed: [FileVersion] = []
             for record in store.versions(of: item.id) {
                 let version = FileVersion(record: record, itemID: item.id, itemURL: itemURL, store: store)
                 do throws(FileVersionError) { try store.removeVersion(record.id, of: item.id) } catch {
@@ -66,7 +77,12 @@ extension FileVersion {
     /// Removes this version from the store, inside a coordinated write of its item. Throws
     /// ``FileVersionError/isCurrentVersion(_:)`` for the current version,
     /// ``FileVersionError/versionNotFound(_:)`` when it is already gone.
+    /// A sync tool's conflict copy is deleted, inside a coordinated write of the item and of the copy.
     public func remove(coordinator: Coordinator? = nil) throws(FileVersionError) {
+        if conflictCopyName != nil {
+            try deleteConflictCopy(coordinator: coordinator, messages: { [.lost($0)] })
+            return
+        }
         guard let itemID else { throw .isCurrentVersion(url) }
         try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator,
                                   announce: { _, itemURL in [.lost(reference(itemURL: itemURL))] }) {
@@ -78,7 +94,17 @@ extension FileVersion {
 
     /// Resolves this conflict version (see ``isResolved``), inside a coordinated write of its
     /// item, and records it durably. Does nothing for a version that is not an unresolved conflict.
+    /// For a sync tool's conflict copy, resolving deletes the copy (a coordinated write of the item
+    /// and of the copy, `.forDeleting`); presenters get `presentedItemDidResolveConflict(_:)`, then
+    /// `presentedItemDidLose(_:)`. Throws ``FileVersionError/versionNotFound(_:)`` when the copy is
+    /// already gone.
     public func resolve(coordinator: Coordinator? = nil) throws(FileVersionError) {
+        if conflictCopyName != nil {
+            guard !isResolved else { return }
+            try deleteConflictCopy(coordinator: coordinator, messages: { [.resolvedConflict($0), .lost($0)] })
+            state.withLock { $0.isResolved = true }
+            return
+        }
         guard let itemID, !isResolved else { return }
         try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator,
                                   announce: { _, itemURL in [.resolvedConflict(reference(itemURL: itemURL))] }) {
@@ -93,7 +119,8 @@ extension FileVersion {
     }
 
     /// Sets ``isDiscardable`` durably, inside a coordinated write of the item. Does nothing for
-    /// the current version (which is never discardable).
+    /// the current version (which is never discardable) and for sync tools' conflict copies (which
+    /// the store never drops).
     public func setDiscardable(_ discardable: Bool, coordinator: Coordinator? = nil) throws(FileVersionError) {
         guard let itemID, discardable != isDiscardable else { return }
         try Self.coordinatedWrite(currentItemURL, options: .contentIndependentMetadataOnly, coordinator: coordinator) {

@@ -9,20 +9,30 @@ extension FileVersion {
     /// When `body` succeeds, the version messages `announce` returns for its result are sent to
     /// every presenter of the item in this process (the coordinator's own included), still inside
     /// the write: see ``announce(_:ofItemAt:with:)``.
+    ///
+    /// `alsoWriting` adds a second item to the same coordinated access (a conflict copy being
+    /// deleted or moved: its presenters and the change monitor then know who changed it).
     static func coordinatedWrite<T>(
-        _ url: URL, options: Coordinator.WritingOptions = [], coordinator: Coordinator?,
+        _ url: URL, options: Coordinator.WritingOptions = [],
+        alsoWriting other: (url: URL, options: Coordinator.WritingOptions)? = nil, coordinator: Coordinator?,
         announce messages: (T, URL) -> [FileVersionChange] = { _, _ in [] },
         _ body: (URL) throws(FileVersionError) -> T
     ) throws(FileVersionError) -> T {
         var outcome: Result<T, FileVersionError>?
         let coordinator = coordinator ?? Coordinator()
+        func accessor(_ actualURL: URL) {
+            do throws(FileVersionError) {
+                let result = try body(actualURL)
+                outcome = .success(result)
+                announce(messages(result, actualURL), ofItemAt: actualURL, with: coordinator)
+            } catch { outcome = .failure(error) }
+        }
         do {
-            try coordinator.coordinate(writingItemAt: url, options: options) { actualURL in
-                do throws(FileVersionError) {
-                    let result = try body(actualURL)
-                    outcome = .success(result)
-                    announce(messages(result, actualURL), ofItemAt: actualURL, with: coordinator)
-                } catch { outcome = .failure(error) }
+            if let other {
+                try coordinator.coordinate(writingItemAt: url, options: options,
+                                           writingItemAt: other.url, options: other.options) { actualURL, _ in accessor(actualURL) }
+            } else {
+                try coordinator.coordinate(writingItemAt: url, options: options) { actualURL in accessor(actualURL) }
             }
         } catch {
             throw .coordinationFailed(url, description: String(describing: error))

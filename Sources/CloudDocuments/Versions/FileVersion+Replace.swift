@@ -13,7 +13,9 @@ extension FileVersion {
     /// sees the old contents or the new, never a mix. With `.byMoving` the version's contents are
     /// renamed into place instead (no copy) and the version is removed from the store. The
     /// restored item keeps its identity in the store, so its other versions stay attached.
-    /// For the current version this copies the item (`.byMoving` is ignored).
+    /// For the current version this copies the item (`.byMoving` is ignored). For a sync tool's
+    /// conflict copy, `.byMoving` renames the copy over `url` (the copy is then gone, and the write
+    /// also covers the copy, `.forMoving`); presenters of the item get `presentedItemDidLose(_:)`.
     ///
     /// Throws ``FileVersionError``: `versionNotFound` (the version's contents are gone),
     /// `coordinationFailed`, `storeFailed`. Then `url` is untouched.
@@ -22,7 +24,10 @@ extension FileVersion {
         throws(FileVersionError) -> URL {
         let source = VersionContents.withoutTrailingSlashes(PathBytes.path(of: self.url))
         let byMoving = options.contains(.byMoving) && !isCurrent
-        return try Self.coordinatedWrite(url, options: .forReplacing, coordinator: coordinator,
+        let isCopy = conflictCopyName != nil
+        return try Self.coordinatedWrite(url, options: .forReplacing,
+                                         alsoWriting: isCopy && byMoving ? (self.url, .forMoving) : nil,
+                                         coordinator: coordinator,
                                          announce: { _, itemURL in byMoving ? [.lost(reference(itemURL: itemURL))] : [] }) {
             (targetURL) throws(FileVersionError) -> URL in
             guard hasLocalContents else { throw .versionNotFound(self.url) }
@@ -54,6 +59,7 @@ extension FileVersion {
             if byMoving, let itemID {
                 try? store.removeVersion(persistentIdentifier.rawValue, of: itemID)
             }
+            if byMoving, isCopy, !moved { try? Self.removeCopy(at: self.url) }
             return targetURL
         }
     }

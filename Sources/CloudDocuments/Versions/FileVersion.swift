@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
@@ -11,6 +12,10 @@ import SystemSupport
 ///   by ``addOfItem(at:withContentsOf:options:)`` or by documents. A **conflict version** is an
 ///   other version that competes with the current one: it stays until it is resolved
 ///   (``isResolved``) or removed.
+/// - The **conflict copies** that sync tools (Syncthing, Nextcloud, Dropbox, OneDrive, rclone
+///   bisync, Unison) leave next to the item are unresolved conflict versions too: their ``url`` is
+///   the copy itself, and resolving or removing one deletes the copy (see Docs/Versions.md,
+///   "Conflict copies of sync tools").
 ///
 /// The store lives outside every document and synced folder (see Docs/Versions.md, "The version
 /// store"); versions stay attached to their item when it is moved or renamed, and survive
@@ -26,12 +31,15 @@ import SystemSupport
 /// ## Errors
 /// The throwing calls throw ``FileVersionError``; when they do, nothing was changed.
 public final class FileVersion: Sendable {
-    /// Where the version's contents are: the item itself for the current version, a file or
-    /// folder inside the version store otherwise (read it, do not change it).
+    /// Where the version's contents are: the item itself for the current version, the copy itself
+    /// for a sync tool's conflict copy, a file or folder inside the version store otherwise (read
+    /// it, do not change it).
     public let url: URL
     /// The item's name when the version was made.
     public let localizedName: String?
-    /// The host name of the computer that made the version; `nil` for the current version.
+    /// The host name of the computer that made the version; `nil` for the current version. For a
+    /// sync tool's conflict copy, the user or computer its name says saved it (Dropbox, Nextcloud,
+    /// OneDrive), else `nil`.
     public let localizedNameOfSavingComputer: String?
     /// When the version's contents were last modified (for a stored version: when they were
     /// added, the modification date of the contents then).
@@ -43,8 +51,11 @@ public final class FileVersion: Sendable {
 
     /// The item this version belongs to, where it was when this object was made.
     let itemURL: URL
-    /// The item's identity in the store; `nil` for the current version.
+    /// The item's identity in the store; `nil` for the current version and conflict copies.
     let itemID: String?
+    /// The name of the sync tool's conflict copy this version is (in the item's folder, a lossless
+    /// path string); `nil` for the current version and stored versions.
+    let conflictCopyName: String?
     let store: VersionStore
 
     struct State {
@@ -64,6 +75,7 @@ public final class FileVersion: Sendable {
         isConflict = false
         self.itemURL = itemURL
         itemID = nil
+        conflictCopyName = nil
         self.store = store
         state = Locked(State(isResolved: true, isDiscardable: false))
     }
@@ -78,20 +90,39 @@ public final class FileVersion: Sendable {
         isConflict = record.isConflict
         self.itemURL = itemURL
         self.itemID = itemID
+        conflictCopyName = nil
         self.store = store
         state = Locked(State(isResolved: record.isResolved, isDiscardable: record.isDiscardable))
     }
 
+    /// A sync tool's conflict copy of the item, at `copyPath` (beside the item), as an unresolved
+    /// conflict version.
+    init(conflictCopy copy: SyncConflictCopy, at copyPath: String, identity: FileIdentity, itemURL: URL, store: VersionStore) {
+        url = PathBytes.fileURL(copyPath)
+        localizedName = PathBytes.display(copy.originalName)
+        localizedNameOfSavingComputer = copy.savingComputer.map(PathBytes.display)
+        modificationDate = identity.modificationDate
+        persistentIdentifier = PersistentIdentifier(rawValue: ConflictCopyIdentifier.identifier(forCopyNamed: copy.name))
+        isConflict = true
+        self.itemURL = itemURL
+        itemID = nil
+        conflictCopyName = copy.name
+        self.store = store
+        state = Locked(State(isResolved: false, isDiscardable: false))
+    }
+
     /// Whether this is the item's current version.
-    var isCurrent: Bool { itemID == nil }
+    var isCurrent: Bool { itemID == nil && conflictCopyName == nil }
 
     /// Whether the conflict is resolved: `false` only for an unresolved conflict version.
     ///
     /// Setting it to `true` resolves the conflict: the version is no longer among
     /// ``unresolvedConflictVersionsOfItem(at:)``, stays among ``otherVersionsOfItem(at:)`` until it
     /// is removed, and from then on the store's bounding policy may drop it like any other
-    /// version. Setting `false` does nothing (a conflict cannot be un-resolved). A failure is not
-    /// reported by the setter: call ``resolve()`` to get it.
+    /// version. Setting `false` does nothing (a conflict cannot be un-resolved). For a sync tool's
+    /// conflict copy, resolving deletes the copy (through a coordinated write, so the sync tool
+    /// carries the resolution to every device). A failure is not reported by the setter: call
+    /// ``resolve()`` to get it.
     public var isResolved: Bool {
         get { state.withLock { $0.isResolved } }
         set { if newValue { try? resolve() } }
@@ -106,7 +137,8 @@ public final class FileVersion: Sendable {
     }
 
     /// Whether the version's contents are on this computer: `true` unless the version was removed
-    /// (or moved out by ``replaceItem(at:options:)`` with `.byMoving`).
+    /// (or moved out by ``replaceItem(at:options:)`` with `.byMoving`). For a conflict copy: while
+    /// the copy exists.
     public var hasLocalContents: Bool {
         (try? POSIX.linkStatus(PathBytes.path(of: url))) != nil
     }

@@ -18,20 +18,26 @@ import SystemSupport
 /// messages the presenters only when it differs. Reports are ignored while a coordinator of this
 /// process writes the item, and the stamp is renewed when it is done, so presenters already told
 /// by the coordinator are not told twice.
+///
+/// The same watch on the folder also sees the sync tools' **conflict copies** of a presented item
+/// come and go (ChangeMonitor+ConflictCopies.swift): their presenters get the version messages
+/// `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)`, never a subitem or item change.
 final class ChangeMonitor: Sendable {
-    /// Where changes are reported: the runtime's registry and delivery, held weakly (they hold
-    /// this monitor), set once by `attach`.
-    private struct Target {
+    /// Where changes are reported: the runtime's registry and delivery, and the runtime itself
+    /// (for the coordinated write of an rclone bisync promotion), held weakly (they hold this
+    /// monitor), set once by `attach`.
+    struct Target {
         weak var registry: PresenterRegistry?
         weak var delivery: InProcessDelivery?
+        weak var runtime: CoordinationRuntime?
     }
-    private let target = Locked(Target())
+    let target = Locked(Target())
 
     init() {}
 
     /// Sets where changes are reported (called once by the runtime that owns this monitor).
-    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
-        target.withLock { $0 = Target(registry: registry, delivery: delivery) }
+    func attach(runtime: CoordinationRuntime) {
+        target.withLock { $0 = Target(registry: runtime.registry, delivery: runtime.delivery, runtime: runtime) }
     }
 
     /// The stamp of the item at `path` (a canonical path): what was last seen of it, its identity
@@ -40,12 +46,19 @@ final class ChangeMonitor: Sendable {
         FileIdentity.of(path, followingLinks: false) ?? .missing
     }
 
-    private struct Directory {
+    struct Directory {
         var descriptor: Int32
         var names: [String: Int] = [:]
+        /// The last stamp seen of each conflict copy of a watched name, by the copy's name
+        /// (`FileIdentity.missing` once it is gone); see ChangeMonitor+ConflictCopies.swift.
+        var copyStamps: [String: FileIdentity] = [:]
+        /// Counts the kernel's reports about this folder (to tell when it has settled).
+        var generation: UInt64 = 0
+        /// Watched names with an rclone bisync promotion scheduled.
+        var promotionsPending: Set<String> = []
     }
 
-    private struct State {
+    struct State {
         var inotify: Int32 = -1
         var directories: [String: Directory] = [:]
         var directoryByDescriptor: [Int32: String] = [:]
@@ -53,7 +66,7 @@ final class ChangeMonitor: Sendable {
         /// Watched paths being written by a coordinator of this process right now.
         var writing: [String: Int] = [:]
     }
-    private let state = Locked(State())
+    let state = Locked(State())
 
     private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
@@ -113,9 +126,12 @@ final class ChangeMonitor: Sendable {
     /// is inside): the kernel's reports of that write are not passed on — the coordinator tells the
     /// presenters itself.
     func beginCoordinatedWrite(_ path: String) {
+        let copy = conflictCopyOfWatchedItem(at: path)
+        let copyStamp = copy.map { _ in Self.stamp(of: path) }
         state.withLock { state in
             guard !state.stamps.isEmpty else { return }
             state.writing[path, default: 0] += 1
+            if let copy, let copyStamp { Self.noteCopyBeforeWrite(copy, stamp: copyStamp, in: &state) }
         }
     }
 
@@ -127,15 +143,20 @@ final class ChangeMonitor: Sendable {
             return state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }
         }
         let stamps = affected.map { ($0, Self.stamp(of: $0)) }
-        state.withLock { state in
-            guard let count = state.writing[path] else { return }
+        let copy = conflictCopyOfWatchedItem(at: path)
+        let copyStamp = copy.map { _ in Self.stamp(of: path) }
+        let appearedCopy: WatchedCopy? = state.withLock { state in
+            guard let count = state.writing[path] else { return nil }
             for (watched, stamp) in stamps where state.stamps[watched] != nil { state.stamps[watched] = stamp }
             if count <= 1 { state.writing.removeValue(forKey: path) } else { state.writing[path] = count - 1 }
+            guard let copy, let copyStamp else { return nil }
+            return Self.noteCopyAfterWrite(copy, stamp: copyStamp, in: &state) ? copy : nil
         }
+        if let appearedCopy { announce(.gained, appearedCopy) }
     }
 
     /// True while a coordinator of this process writes `path` or a directory containing it.
-    private static func isBeingWritten(_ path: String, in state: State) -> Bool {
+    static func isBeingWritten(_ path: String, in state: State) -> Bool {
         guard !state.writing.isEmpty else { return false }
         return state.writing.keys.contains { $0 == path || CanonicalPath.isInside(path, $0) }
     }
@@ -149,6 +170,7 @@ final class ChangeMonitor: Sendable {
             if count < 0 { return }
             var offset = 0
             var touched: [String] = []
+            var others: [OtherEntry] = []
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                 let nameLength = Int(event.len)
@@ -160,19 +182,39 @@ final class ChangeMonitor: Sendable {
                     name = PathBytes.string(fromBytes: bytes.prefix(while: { $0 != 0 }))
                 }
                 offset += MemoryLayout<inotify_event>.size + nameLength
-                if let path = watchedPath(descriptor: event.wd, name: name), !touched.contains(path) {
-                    touched.append(path)
+                switch classify(descriptor: event.wd, name: name) {
+                case .watched(let path):
+                    if !touched.contains(path) { touched.append(path) }
+                case .other(let directory):
+                    let created = event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
+                    if let index = others.firstIndex(where: { $0.directory == directory && $0.name == name }) {
+                        others[index].created = others[index].created || created
+                    } else {
+                        others.append(OtherEntry(directory: directory, name: name, created: created))
+                    }
+                case .none: break
                 }
             }
             for path in touched { deliverIfChanged(path) }
+            deliverCopyChanges(others)
         }
     }
 
-    private func watchedPath(descriptor: Int32, name: String) -> String? {
+    /// What one report of the kernel is about.
+    private enum Subject {
+        /// A presented item.
+        case watched(String)
+        /// Another entry of a watched folder (maybe a conflict copy of a presented item).
+        case other(directory: String)
+    }
+
+    private func classify(descriptor: Int32, name: String) -> Subject? {
         state.withLock { state in
-            guard let directory = state.directoryByDescriptor[descriptor],
-                  state.directories[directory]?.names[name] != nil else { return nil }
-            return CanonicalPath.join(directory, name)
+            guard let directory = state.directoryByDescriptor[descriptor] else { return nil }
+            state.directories[directory]?.generation &+= 1
+            guard !name.isEmpty else { return nil }
+            if state.directories[directory]?.names[name] != nil { return .watched(CanonicalPath.join(directory, name)) }
+            return .other(directory: directory)
         }
     }
 

@@ -153,6 +153,11 @@ struct PresenterMessenger {
                 }
             }
             let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
+            // Conflict copies (versions, announced by the change monitor) and sync tools'
+            // temporary files are never new subitems.
+            if appeared && SyncConflictNaming.isHiddenFromPresenters(CanonicalPath.split(access.itemPath).name, options: .local) {
+                continue
+            }
             for address in registry.addressesOfAncestors(of: access.itemPath) where !isOwn(address) {
                 notify(address, appeared ? .subitemDidAppear(at: url) : .subitemDidChange(at: url))
             }

@@ -71,7 +71,7 @@ package final class CoordinationRuntime: Sendable {
         moveLog = MoveLog()
         packageExtensions = PackageExtensions()
         presenterLockOwners = PresenterLockOwners(lockTable: lockTable)
-        changeMonitor.attach(registry: registry, delivery: delivery)
+        changeMonitor.attach(runtime: self)
     }
 
     // MARK: Presenters and packages of this runtime (what `Coordinator`'s static API does for `process`)

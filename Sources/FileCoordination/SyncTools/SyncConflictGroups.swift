@@ -27,10 +27,7 @@ extension SyncConflictNaming {
         let present = Set(listing)
         var copiesByOriginal: [String: [SyncConflictCopy]] = [:]
         for name in listing {
-            // conflictCopy(named:) leaves internal items out.
-            guard let copy = conflictCopy(named: name, options: options)
-                    ?? safeBackupCopy(named: name, originals: present) else { continue }
-            if copy.scheme == .oneDriveLegacy && !present.contains(copy.originalName) { continue }
+            guard let copy = conflictCopy(named: name, amongOriginals: present, options: options) else { continue }
             copiesByOriginal[copy.originalName, default: []].append(copy)
         }
         return copiesByOriginal.reduce(into: [:]) { groups, entry in
@@ -38,6 +35,20 @@ extension SyncConflictNaming {
             groups[entry.key] = SyncConflictGroup(originalName: entry.key,
                                                   originalIsPresent: present.contains(entry.key), copies: sorted)
         }
+    }
+
+    /// The conflict copy `name` is in a folder whose entries (or the names that matter, such as the
+    /// presented items of the folder) are `originals`, with the rules of
+    /// ``conflictGroups(in:options:)`` that need the other names: OneDrive's legacy `NAME-HOST.EXT`
+    /// counts only when its original is among `originals`, and a `-safeBackup-` copy of an unknown
+    /// host is matched against them. Nil when `name` is not a conflict copy (internal items never are).
+    package static func conflictCopy(named name: String, amongOriginals originals: Set<String>,
+                                     options: SyncConflictNamingOptions = .init()) -> SyncConflictCopy? {
+        // conflictCopy(named:) leaves internal items out.
+        guard let copy = conflictCopy(named: name, options: options)
+                ?? safeBackupCopy(named: name, originals: originals) else { return nil }
+        if copy.scheme == .oneDriveLegacy && !originals.contains(copy.originalName) { return nil }
+        return copy
     }
 
     /// The copy that becomes the current version when `group`'s original is missing, or nil when the

@@ -30,6 +30,11 @@ package enum SyncInternalItemKind: String, Sendable, Hashable {
 package struct SyncInternalItem: Hashable, Sendable {
     package let owner: SyncInternalItemOwner
     package let kind: SyncInternalItemKind
+
+    package init(owner: SyncInternalItemOwner, kind: SyncInternalItemKind) {
+        self.owner = owner
+        self.kind = kind
+    }
 }
 
 /// Recognises internal items by name. Thread-safe (pure functions).
