@@ -26,9 +26,10 @@ enum Measure {
     }
 }
 
-/// Prints a Markdown table row.
+/// Prints a Markdown table row, at once (also into a pipe).
 func row(_ cells: String...) {
     print("| " + cells.joined(separator: " | ") + " |")
+    fflush(nil)
 }
 
 func format(_ value: Double, _ digits: Int = 2) -> String {
