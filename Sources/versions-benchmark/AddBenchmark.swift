@@ -23,7 +23,7 @@ enum BigFile {
 
 /// (c) `FileVersion.addOfItem(at:withContentsOf:)` of a 16 MiB file (the item's own contents, as
 /// in Docs/Versions.md) ÷ a raw durable copy into a folder beside the store. Both raw methods are
-/// measured; the ratio is against the faster. Interleaved, 10 rounds after 1 of warm-up; after
+/// measured; the ratio is against the faster. Interleaved, 25 rounds after 1 of warm-up; after
 /// each round (untimed) the copies and the version are removed and `sync()` empties the disk's
 /// queue, so every round starts from the same state. Medians.
 enum AddBenchmark {
@@ -36,7 +36,7 @@ enum AddBenchmark {
         sync()
 
         var rangeCopy: [Double] = [], readWrite: [Double] = [], added: [Double] = [], storeSteps: [Double] = []
-        for round in 0..<11 {
+        for round in 0..<26 {
             let range = Measure.time {
                 precondition(RawFileSystem.durableCopy(item.path, into: rawFolder, name: "range", method: .copyFileRange,
                                                        buffer: buffer), "raw copy failed")
