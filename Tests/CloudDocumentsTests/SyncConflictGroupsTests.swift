@@ -81,3 +81,24 @@ struct SyncConflictGroupsTests {
         #expect(SyncConflictNaming.copyBecomingCurrent(in: syncthing) { _ in .now } == nil)
     }
 }
+
+@Suite("The group of one original equals its entry among all groups")
+struct SyncConflictSingleGroupTests {
+    @Test("conflictGroup(of:in:) gives what conflictGroups(in:)[name] gives, for every name of a mixed listing")
+    func sameAsAllGroups() {
+        let listing = [
+            "doc.txt", "doc.sync-conflict-20261123-051644-SUBNBV7.txt", "doc (conflicted copy 2026-11-23 051644).txt",
+            "notes.md..path2", "notes.md..path1", "report.odt", "report-laptop.odt", "my.txt", "my-file.txt",
+            "my-file-some-host-safeBackup-0001.txt", "archive.tar.gz", "archive.tar.sync-conflict-20261123-053032-7AI57XW.gz",
+            ".hidden", ".sync-conflict-20261123-053032-7AI57XW.hidden", ".hidden (conflicted copy 2026-11-23 051644)",
+            "noext", "noext.sync-conflict-20261123-053032-7AI57XW", "noext..path1", "doc.txt (conflict_on_2026-11-23)",
+            "gone.sync-conflict-20261123-051644-SUBNBV7.txt", "caf\u{0}\u{E9}.txt", "caf\u{0}\u{E9}.txt..path1",
+        ]
+        let options = SyncConflictNamingOptions(oneDriveHostNames: ["laptop"])
+        let all = SyncConflictNaming.conflictGroups(in: listing, options: options)
+        for name in Set(listing + ["gone.txt"]) {
+            #expect(SyncConflictNaming.conflictGroup(of: name, in: listing, options: options) == all[name], "\(name)")
+        }
+        #expect(all[".hidden"]?.copies.count == 2)
+    }
+}

@@ -35,7 +35,7 @@ extension FileVersion {
             names.removeAll { $0 == winner.name }
             names.append(name)
         }
-        guard let group = SyncConflictNaming.conflictGroups(in: names, options: .local)[name] else { return [] }
+        guard let group = SyncConflictNaming.conflictGroup(of: name, in: names, options: .local) else { return [] }
         return group.copies.compactMap { copy in
             let copyPath = SyncFolderListing.join(folder, copy.name)
             guard let identity = FileIdentity.of(copyPath, followingLinks: false) else { return nil }

@@ -51,8 +51,10 @@ extension ChangeMonitor {
     /// The conflict copy of a presented item that the entry at `path` (a canonical path) is, if any.
     func conflictCopyOfWatchedItem(at path: String) -> WatchedCopy? {
         let (directory, name) = CanonicalPath.split(path)
+        // Cheap for the usual case (a presented item, or a folder not watched): no set, no parse.
         let originals: Set<String>? = state.withLock { state in
-            state.directories[directory].map { Set($0.names.keys) }
+            guard let watched = state.directories[directory], watched.names[name] == nil else { return nil }
+            return Set(watched.names.keys)
         }
         guard let originals else { return nil }
         return Self.watchedCopy(directory: directory, name: name, originals: originals)
@@ -104,7 +106,10 @@ extension ChangeMonitor {
                 // Unknown before: it was there unless a report says it was just created.
                 let wasPresent = directory.copyStamps[entry.name].map { $0 != .missing } ?? !entry.created
                 let isPresent = stamp != .missing
-                directory.copyStamps[entry.name] = stamp
+                // A copy gone for good is forgotten (a later report of it is a new copy). Only a
+                // coordinated write's record of a removal stays, until the kernel's late reports
+                // of that removal have been read here.
+                directory.copyStamps[entry.name] = isPresent ? stamp : nil
                 state.directories[entry.directory] = directory
                 if isPresent && !wasPresent { return .gained }
                 if !isPresent && wasPresent { return .lost }

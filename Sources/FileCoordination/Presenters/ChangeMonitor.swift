@@ -49,8 +49,9 @@ final class ChangeMonitor: Sendable {
     struct Directory {
         var descriptor: Int32
         var names: [String: Int] = [:]
-        /// The last stamp seen of each conflict copy of a watched name, by the copy's name
-        /// (`FileIdentity.missing` once it is gone); see ChangeMonitor+ConflictCopies.swift.
+        /// The last stamp seen of each conflict copy of a watched name, by the copy's name (a copy
+        /// gone is forgotten, except a coordinated removal's `FileIdentity.missing`); see
+        /// ChangeMonitor+ConflictCopies.swift.
         var copyStamps: [String: FileIdentity] = [:]
         /// Counts the kernel's reports about this folder (to tell when it has settled).
         var generation: UInt64 = 0
@@ -171,6 +172,7 @@ final class ChangeMonitor: Sendable {
             var offset = 0
             var touched: [String] = []
             var others: [OtherEntry] = []
+            var otherIndex: [String: Int] = [:]   // by path, into `others`
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                 let nameLength = Int(event.len)
@@ -187,9 +189,11 @@ final class ChangeMonitor: Sendable {
                     if !touched.contains(path) { touched.append(path) }
                 case .other(let directory):
                     let created = event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
-                    if let index = others.firstIndex(where: { $0.directory == directory && $0.name == name }) {
+                    let key = CanonicalPath.join(directory, name)
+                    if let index = otherIndex[key] {
                         others[index].created = others[index].created || created
                     } else {
+                        otherIndex[key] = others.count
                         others.append(OtherEntry(directory: directory, name: name, created: created))
                     }
                 case .none: break

@@ -29,7 +29,7 @@ package enum BisyncPromotion {
         guard let parts = SyncFolderListing.split(itemPath), isMissing(itemPath) else { return nil }
         let (folder, name) = parts
         guard let names = listing ?? SyncFolderListing.names(inFolder: folder),
-              let group = SyncConflictNaming.conflictGroups(in: names, options: .local)[name],
+              let group = SyncConflictNaming.conflictGroup(of: name, in: names, options: .local),
               let winner = SyncConflictNaming.copyBecomingCurrent(in: group, modificationDate: {
                   SyncFolderListing.modificationDate(of: SyncFolderListing.join(folder, $0.name))
               })

@@ -37,6 +37,24 @@ extension SyncConflictNaming {
         }
     }
 
+    /// The group of `originalName` in the folder whose entries are `names`: what
+    /// `conflictGroups(in: names, options: options)[originalName]` returns, without parsing every
+    /// name of a large folder. Every scheme writes a copy's name starting with the original's stem
+    /// (or the whole original), and no scheme splits the stem before the original's first dot (for
+    /// `.hidden`, Syncthing's stem is empty); so only names starting with the original's bytes up to
+    /// its first dot can be its copies — and every other original a copy could be matched with
+    /// instead (OneDrive's longest-original rule) starts with them too, so the result is the same.
+    /// (The cut is at an ASCII byte, so it never splits an escape of a lossless path string.)
+    package static func conflictGroup<Names: Sequence<String>>(
+        of originalName: String, in names: Names, options: SyncConflictNamingOptions = .init()
+    ) -> SyncConflictGroup? {
+        let bytes = Array(originalName.utf8)
+        let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")) ?? bytes.endIndex
+        let prefix = bytes[..<firstDot]
+        let candidates = names.filter { $0.utf8.starts(with: prefix) }
+        return conflictGroups(in: candidates, options: options)[originalName]
+    }
+
     /// The conflict copy `name` is in a folder whose entries (or the names that matter, such as the
     /// presented items of the folder) are `originals`, with the rules of
     /// ``conflictGroups(in:options:)`` that need the other names: OneDrive's legacy `NAME-HOST.EXT`
