@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "image-tool", targets: ["image-tool"]),
         .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
+        .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
     ],
     targets: [
         // MARK: Library
@@ -49,6 +50,7 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments"],
                           swiftSettings: strict),
+        .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments"], swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],

@@ -88,13 +88,13 @@ enum VersionContents {
         return names.reduce(Int64(info.st_size)) { $0 + size(of: path + "/" + $1) }
     }
 
-    /// Creates the file `path` with `data`, flushed.
-    static func writeNewFile(_ data: Data, at path: String) throws(FileVersionError) {
+    /// Creates the file `path` with `data`, flushed when `flushing` (else see ``syncTogether(_:)``).
+    static func writeNewFile(_ data: Data, at path: String, flushing: Bool = true) throws(FileVersionError) {
         do throws(SystemCallError) {
             let file = try POSIX.open(path, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600)
             do throws(SystemCallError) {
                 try writeAll(data, to: file)
-                try file.sync()
+                if flushing { try file.sync() }
             } catch {
                 _ = Glibc.close(file.rawValue)
                 throw error
@@ -114,13 +114,52 @@ enum VersionContents {
 }
 
 extension VersionContents {
-    /// Copies the bytes of the file `source` into the existing file `destination` (truncating it).
+    /// `fsync`s the files and folders at `paths` (not following a final symbolic link) all at
+    /// once, one thread each (the calling thread takes the first). A journaling file system (ext4,
+    /// XFS) then makes them durable with one journal commit instead of one per call: a version's
+    /// metadata file and its two folders cost about what one `fsync` costs (Docs/Performance.md,
+    /// "Versions"). Returns when all have finished; throws the first failure.
+    static func syncTogether(_ paths: [String]) throws(FileVersionError) {
+        guard let first = paths.first else { return }
+        // `@unchecked Sendable`: `failure` is only read and written under `lock`.
+        final class Failure: @unchecked Sendable {
+            let lock = NSLock()
+            var failure: SystemCallError?
+            func record(_ error: SystemCallError) { lock.withLock { if failure == nil { failure = error } } }
+        }
+        let result = Failure()
+        let finished = DispatchSemaphore(value: 0)
+        for path in paths.dropFirst() {
+            Thread.detachNewThread {
+                do throws(SystemCallError) { try syncOne(path) } catch { result.record(error) }
+                finished.signal()
+            }
+        }
+        do throws(SystemCallError) { try syncOne(first) } catch { result.record(error) }
+        for _ in paths.dropFirst() { finished.wait() }
+        if let failure = result.lock.withLock({ result.failure }) { throw FileVersionError(failure) }
+    }
+
+    /// Opens `path` (file or folder, not following a final symbolic link), `fsync`s it, closes it.
+    private static func syncOne(_ path: String) throws(SystemCallError) {
+        let file = try POSIX.open(path, O_RDONLY | O_NOFOLLOW)
+        do { try file.sync() } catch { _ = Glibc.close(file.rawValue); throw error }
+        try file.close()
+    }
+}
+
+extension VersionContents {
+    /// Copies the bytes of the file `source` into the existing file `destination` (truncating it):
+    /// in the kernel with `copy_file_range(2)` (no copy through this process; a reflink where
+    /// the file system shares blocks), else — other file systems, older kernels — with
+    /// `read`/`write` of 1 MiB.
     static func copyBytes(_ source: String, into destination: String) throws(FileVersionError) {
         do throws(SystemCallError) {
             let input = try POSIX.open(source, O_RDONLY)
             defer { _ = Glibc.close(input.rawValue) }
             let output = try POSIX.open(destination, O_WRONLY | O_TRUNC | O_NOFOLLOW)
             defer { _ = Glibc.close(output.rawValue) }
+            if try copyInKernel(input, to: output, source: source) { return }
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
                 let count = try valueOrErrno { buffer.withUnsafeMutableBytes { Glibc.read(input.rawValue, $0.baseAddress, $0.count) } }
@@ -134,6 +173,37 @@ extension VersionContents {
             }
         } catch { throw FileVersionError(error) }
     }
+}
+
+extension VersionContents {
+    /// Copies from `input`'s offset to its end into `output` with `copy_file_range(2)`. `false`
+    /// when nothing was copied — the call is unavailable for these files, or the source looked
+    /// empty — and the caller must copy with `read`/`write` (both offsets are unchanged then).
+    private static func copyInKernel(_ input: FileDescriptor, to output: FileDescriptor, source: String) throws(SystemCallError) -> Bool {
+        guard let copyFileRange else { return false }
+        var copiedAny = false
+        while true {
+            let count = valueOrErrno { copyFileRange(input.rawValue, nil, output.rawValue, nil, 1 << 30, 0) }
+            switch count {
+            case .success(0): return copiedAny   // nothing at all: let read(2) confirm (procfs and the like report 0)
+            case .success: copiedAny = true
+            case .failure(let error):
+                // Not supported here (kernel, file system, or across file systems): fall back.
+                if !copiedAny, [ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EPERM].contains(error.rawValue) { return false }
+                throw SystemCallError(call: "copy_file_range", path: source, errno: error)
+            }
+        }
+    }
+
+    private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?,
+                                                      Int, UInt32) -> Int
+
+    /// glibc's `copy_file_range` (glibc 2.27+). The Glibc module does not import it (it needs
+    /// `_GNU_SOURCE`), and `syscall(2)` is variadic; it is looked up once.
+    private static let copyFileRange: CopyFileRange? = {
+        guard let symbol = dlsym(nil, "copy_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: CopyFileRange.self)
+    }()
 }
 
 extension VersionContents {

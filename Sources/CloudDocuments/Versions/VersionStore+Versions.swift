@@ -46,7 +46,8 @@ extension VersionStore {
     ///
     /// The version is built in a temporary folder `.tmp-<uuid>` that this thread locks (`flock`)
     /// for as long as it exists: contents (copied, or renamed when `byMoving` and on the same
-    /// file system), `version.json`, every file and folder `fsync`ed; then one rename makes it
+    /// file system), `version.json`, every file and folder `fsync`ed (the last three together);
+    /// then one rename makes it
     /// `<id>.version` and the item folder is `fsync`ed. With `byMoving` across file systems the
     /// source is removed only after that.
     func addVersion(of item: Item, contentsAt source: String, sourceURL: URL, itemName: String, byMoving: Bool,
@@ -82,7 +83,8 @@ extension VersionStore {
                 try VersionContents.copy(source, to: contents)
             }
             VersionStoreTesting.pause(.contentsWritten)
-            try VersionContents.syncTree(contents)
+            // A file's contents are flushed with the metadata below; a folder's tree first.
+            if kind != S_IFREG { try VersionContents.syncTree(contents) }
             let record = VersionRecord(
                 id: versionID, itemName: itemName,
                 modificationDate: Date(timeIntervalSince1970: TimeInterval(sourceInfo.st_mtim.tv_sec)
@@ -93,11 +95,9 @@ extension VersionStore {
             do { data = try JSONEncoder().encode(record) } catch {
                 throw .storeFailed(path: temporary, call: "encode", errno: EINVAL)
             }
-            try VersionContents.writeNewFile(data, at: temporary + "/version.json")
-            do {
-                try POSIX.syncDirectory(dataFolder)
-                try POSIX.syncDirectory(temporary)
-            } catch { throw FileVersionError(error) }
+            try VersionContents.writeNewFile(data, at: temporary + "/version.json", flushing: false)
+            // The metadata and both folders' entries, flushed together (one journal commit).
+            try VersionContents.syncTogether((kind == S_IFREG ? [contents] : []) + [temporary + "/version.json", dataFolder, temporary])
             VersionStoreTesting.pause(.beforeRename)
             do {
                 try POSIX.rename(temporary, to: versionFolder(item.id, versionID))
