@@ -15,7 +15,7 @@ struct VersionContentsTests {
 
         try VersionContents.copy(folder.path + "/large", to: folder.path + "/large copy")
         try VersionContents.copy(folder.path + "/empty", to: folder.path + "/empty copy")
-        // stat says 0 bytes and copy_file_range copies nothing: the read/write fallback copies them.
+        // stat says 0 bytes (procfs), yet read/write copies every byte.
         try VersionContents.copy("/proc/self/status", to: folder.path + "/status copy")
 
         #expect(try Data(contentsOf: folder.appendingPathComponent("large copy")) == large)

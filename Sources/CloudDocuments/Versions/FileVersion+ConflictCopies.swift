@@ -26,7 +26,8 @@ extension FileVersion {
     /// inside, if any. Empty when the folder cannot be read.
     static func conflictCopies(ofItemAt url: URL, promoting: Bool, coordinator: Coordinator? = nil) -> [Dated] {
         let path = PathBytes.path(of: url)
-        guard let parts = SyncFolderListing.split(path), var names = SyncFolderListing.names(inFolder: parts.folder) else {
+        guard let parts = SyncFolderListing.split(path),
+              var names = SyncFolderListing.candidateNames(inFolder: parts.folder, forOriginal: parts.name) else {
             return []
         }
         let (folder, name) = parts

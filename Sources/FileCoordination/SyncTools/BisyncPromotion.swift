@@ -28,7 +28,7 @@ package enum BisyncPromotion {
         let itemPath = PathBytes.path(of: itemURL)
         guard let parts = SyncFolderListing.split(itemPath), isMissing(itemPath) else { return nil }
         let (folder, name) = parts
-        guard let names = listing ?? SyncFolderListing.names(inFolder: folder),
+        guard let names = listing ?? SyncFolderListing.candidateNames(inFolder: folder, forOriginal: name),
               let group = SyncConflictNaming.conflictGroup(of: name, in: names, options: .local),
               let winner = SyncConflictNaming.copyBecomingCurrent(in: group, modificationDate: {
                   SyncFolderListing.modificationDate(of: SyncFolderListing.join(folder, $0.name))
