@@ -10,6 +10,9 @@
 //        (as <uid>, when given) connect, ask one relinquish-to-writer request and print the
 //        outcome: "ANSWERED", "GONE", "REFUSED <uid>", "TIMEDOUT" or "ERROR <description>";
 //        with "unchecked", without checking the listener's user first.
+//   presence-publish <table-file> <path>...
+//        claim a slot of the presence table, publish the paths, print "PUBLISHED <slot>", wait for
+//        end of stdin, release the slot and print "RELEASED" (kill it instead to leave a dead slot).
 import FileCoordination
 import Foundation
 import Glibc
@@ -28,6 +31,15 @@ func runRemoteCommand(_ command: String, _ arguments: [String]) throws {
         if arguments.count > 2, let uid = UInt32(arguments[2]) { become(uid) }
         let checking = !(arguments.count > 3 && arguments[3] == "unchecked")
         say(RemoteTesting.askOnce(at: arguments[0], timeout: .milliseconds(Int(arguments[1]) ?? 1000), checkingListener: checking))
+    case "presence-publish":
+        guard let publication = RemoteTesting.publish(tablePath: arguments[0], paths: Array(arguments.dropFirst())) else {
+            say("ERROR no slot")
+            exit(1)
+        }
+        say("PUBLISHED \(publication.slot)")
+        while readLine() != nil {}
+        publication.release()
+        say("RELEASED")
     default:
         say("unknown remote command \(command)")
         exit(2)

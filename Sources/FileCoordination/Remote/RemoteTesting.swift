@@ -68,6 +68,23 @@ package enum RemoteTesting {
         }
     }
 
+    /// A slot of a presence table claimed for a worker; `release()` frees it.
+    package final class Publication: Sendable {
+        fileprivate let claim: PresenceTable.SlotClaim
+        fileprivate init(_ claim: PresenceTable.SlotClaim) { self.claim = claim }
+        /// The slot number.
+        package var slot: Int { claim.slot }
+        package func release() { claim.release() }
+    }
+
+    /// Claims a slot of the presence table file at `tablePath` and publishes `paths` in it; nil
+    /// when the table cannot be mapped or every slot is held.
+    package static func publish(tablePath: String, paths: [String]) -> Publication? {
+        guard let table = PresenceTable.open(tablePath), let claim = PresenceTable.SlotClaim.claim(in: table) else { return nil }
+        for path in paths { claim.add(path) }
+        return Publication(claim)
+    }
+
     /// The `FilePresenter` method a message stands for, as the reports name it.
     static func name(_ message: PresenterMessage) -> String {
         switch message {
