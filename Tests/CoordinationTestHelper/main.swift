@@ -112,7 +112,7 @@ do {
     case "add-version-and-wait": try runAddVersionAndWait(Array(arguments.dropFirst()))  // VersionCommands.swift
     case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
     case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
-    case "remote-serve", "remote-ask", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
+    case "remote-serve", "remote-ask", "remote-present", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)

@@ -30,6 +30,11 @@ final class PresenceTable: @unchecked Sendable {
     static var insideFilterOffset: Int { itemFilterOffset + wordCount * 8 }
     static var fileSize: Int { insideFilterOffset + wordCount * 8 }
 
+    /// The slots claimed through this mapping — by this process, since `of(directoryPath:)`
+    /// maps each table once per process. Coordinators leave them out: presenters of this
+    /// process are messaged by its own runtimes.
+    let ownSlots = Atomic<UInt64>(0)
+
     private let base: UnsafeMutableRawPointer
     /// The descriptor the mapping was made from (kept for `F_OFD_GETLK` on slot bytes).
     private let fd: Int32
@@ -199,6 +204,7 @@ final class PresenceTable: @unchecked Sendable {
             for slot in 0..<PresenceTable.slotCount {
                 guard let claim = SlotClaim(table: table, slot: slot) else { continue }
                 table.recordPID(slot).pointee.store(UInt64(UInt32(bitPattern: getpid())), ordering: .sequentiallyConsistent)
+                table.ownSlots.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 table.inUse.pointee.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 return claim
             }
@@ -275,6 +281,7 @@ final class PresenceTable: @unchecked Sendable {
             }
             guard first else { return }
             sweep()
+            table.ownSlots.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.inUse.pointee.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.recordPID(slot).pointee.store(0, ordering: .sequentiallyConsistent)
             close(lockFD)

@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemSupport
+
+/// Presenters in other processes, for one `CoordinationRuntime` (Docs/RemotePresenters.md).
+///
+/// - Publishing: the registry tells it every path it starts or stops indexing (`published` /
+///   `withdrawn`, with the registry's lock held). The first one claims a slot of the lock
+///   directory's presence table and starts the endpoint at `<lockdir>/@peers/<slot>`, whose
+///   thread hands requests from other processes to the runtime's `InProcessDelivery` (so they
+///   run on the presenters' queues) and answers lookups from the registry.
+/// - Asking: `mayConcern` (the fast path: a few loads, no system call) and `addresses(at:)`
+///   (the slow path: a lookup round trip to each candidate process), then `delivery` carries
+///   the messages.
+///
+/// When the table cannot be mapped, or no slot is free, nothing is published or asked, and
+/// presenters in other processes are reached only through their change monitors, as before.
+final class RemotePresence: Sendable {
+    /// The lock directory's path, or nil when it is unusable (the runtime's, resolved lazily).
+    private let directoryPath: @Sendable () -> String?
+    /// 0: not resolved yet; 1: no table; otherwise the `PresenceTable` (kept alive by
+    /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
+    private let tableBits = Atomic<UInt>(0)
+    let delivery = RemoteDelivery()
+    private let serving = Locked<Serving>(Serving())
+
+    private struct Serving {
+        var registry: PresenterRegistry?
+        var local: InProcessDelivery?
+        var claim: PresenceTable.SlotClaim?
+        var endpoint: RemoteEndpoint?
+        var failed = false
+    }
+
+    init(directoryPath: @escaping @Sendable () -> String?) {
+        self.directoryPath = directoryPath
+    }
+
+    /// Connects the serving side to the runtime's registry and in-process delivery.
+    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
+        serving.withLock { $0.registry = registry; $0.local = delivery }
+    }
+
+    deinit {
+        let (endpoint, claim) = serving.withLock { ($0.endpoint, $0.claim) }
+        endpoint?.close()
+        claim?.release()
+    }
+
+    /// The lock directory's presence table, mapped at the first use; nil when there is none.
+    @inline(__always)
+    func table() -> PresenceTable? {
+        let bits = tableBits.load(ordering: .acquiring)
+        if bits > 1, let pointer = UnsafeRawPointer(bitPattern: bits) {
+            return Unmanaged<PresenceTable>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        if bits == 1 { return nil }
+        let table = directoryPath().flatMap { PresenceTable.of(directoryPath: $0) }
+        let resolved = table.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 1
+        tableBits.store(resolved, ordering: .releasing)
+        return table
+    }
+
+    // MARK: Asking
+
+    /// False only when no other process can present the item at `path` or a directory above
+    /// it. Costs a few memory loads (one when no other process presents anything).
+    @inline(__always)
+    func mayConcern(_ path: String) -> Bool {
+        guard let table = table() else { return false }
+        return table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed)) != 0
+    }
+
+    /// The presenters of exactly `path` in other processes, asked of every candidate process.
+    func addresses(at path: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+        guard let table = table(), let folder = socketFolder() else { return [] }
+        let slots = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        guard slots != 0 else { return [] }
+        return try delivery.lookup(path, slots: slots, table: table, socketFolder: folder, context: context)
+    }
+
+    private func socketFolder() -> String? {
+        directoryPath().map { $0 + "/@peers" }
+    }
+
+    // MARK: Publishing (called by the registry, its lock held)
+
+    /// This runtime now presents `path` (once more).
+    func published(_ path: String) {
+        serving.withLock { serving in
+            guard let claim = claim(&serving) else { return }
+            claim.add(path)
+        }
+    }
+
+    /// This runtime presents `path` once less.
+    func withdrawn(_ path: String) {
+        serving.withLock { serving in serving.claim?.remove(path) }
+    }
+
+    /// The slot, claimed (and the endpoint started) on first use.
+    private func claim(_ serving: inout Serving) -> PresenceTable.SlotClaim? {
+        if let claim = serving.claim { return claim }
+        guard !serving.failed, let registry = serving.registry, let local = serving.local else { return nil }
+        serving.failed = true  // until everything below worked
+        guard let table = table(), let folder = socketFolder() else { return nil }
+        guard let claim = PresenceTable.SlotClaim.claim(in: table) else {
+            RemoteLog.dropped("presence: every slot of \(table.path) is taken; presenters here are not reached from other processes")
+            return nil
+        }
+        _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
+        let handler = Self.handler(registry: registry, local: local)
+        do throws(RemoteTransportError) {
+            serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
+        } catch {
+            RemoteLog.dropped("presence: no endpoint (\(error)); presenters here are not reached from other processes")
+            claim.release()
+            return nil
+        }
+        serving.claim = claim
+        serving.failed = false
+        return claim
+    }
+
+    /// What the endpoint does with a frame from another process (on the endpoint's thread).
+    private static func handler(registry: PresenterRegistry, local: InProcessDelivery) -> RemoteEndpoint.Handler {
+        { frame, reply in
+            switch frame {
+            case .request(let remote):
+                let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
+                                               presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
+                guard request.expectedAnswer != .none else { return local.send(request, answer: nil) }
+                local.send(request) { answer in
+                    let outcome: RemoteAnswer.Outcome
+                    switch answer {
+                    case .relinquished(let reacquirer): outcome = .relinquished(reacquirer: reacquirer?.value)
+                    case .completed(let error): outcome = .completed(error.map(RemoteErrorDescription.init(describing:)))
+                    }
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: outcome)))
+                }
+            case .lookup(let lookup):
+                var found: [PresenterAddress] = []
+                if lookup.scope.contains(.item) { found += registry.addresses(at: lookup.path) }
+                if lookup.scope.contains(.ancestors) { found += registry.addressesOfAncestors(of: lookup.path) }
+                if lookup.scope.contains(.inside) { found += registry.addressesInside(lookup.path) }
+                let entries = found.prefix(RemoteMessageCodec.entryLimit).map {
+                    RemoteLookupAnswer.Entry(presenterNumber: UInt64($0.id.number), path: $0.path)
+                }
+                reply.send(.lookupAnswer(RemoteLookupAnswer(id: lookup.id, entries: Array(entries))))
+            case .answer, .lookupAnswer:
+                RemoteLog.dropped("an answer from process \(reply.peer.pid) on a serving connection")
+            }
+        }
+    }
+}
