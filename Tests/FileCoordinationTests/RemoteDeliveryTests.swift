@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import Testing
 import TestSupport
 @testable import FileCoordination
@@ -20,12 +21,14 @@ struct RemoteDeliveryTests {
             lockDirectory = scratch.url.path + "/locks"
             #expect(mkdir(lockDirectory, 0o700) == 0)
             runtime = CoordinationRuntime(lockDirectoryPath: lockDirectory)
+            runtime.remote.isEnabled = true
             file = scratch.file("doc.txt", contents: contents)
         }
 
         func present(_ mode: [String] = []) throws -> ChildProcess {
             var environment = ProcessInfo.processInfo.environment
             environment[LockDirectory.environmentVariable] = lockDirectory
+            environment[RemotePresence.environmentVariable] = "1"
             let child = try ChildProcess(["remote-present", file.path] + mode, environment: environment)
             #expect(child.expect("PRESENTING") == "PRESENTING")
             return child
@@ -51,9 +54,10 @@ struct RemoteDeliveryTests {
         #expect(child.readLine() == "REACQUIRE")
     }
 
-    @Test("a read makes the document open in another process save first, and reads the saved bytes")
+    @Test("save requests (switched on) make the document in another process save first, and the read gets the saved bytes")
     func readAsksForASaveFirst() throws {
         let setup = try Setup()
+        setup.runtime.remote.asksForSaves = true
         let child = try setup.present(["save-writes", "saved by the other process"])
         defer { child.closeInput(); child.waitForExit() }
         let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in
@@ -68,6 +72,7 @@ struct RemoteDeliveryTests {
     @Test("an error from the presenter in another process vetoes the access, with its domain, code and description")
     func remoteErrorVetoes() throws {
         let setup = try Setup()
+        setup.runtime.remote.asksForSaves = true
         let child = try setup.present(["refuse-save"])
         defer { child.closeInput(); child.waitForExit() }
         let ran = Locked(false)
@@ -83,6 +88,31 @@ struct RemoteDeliveryTests {
         #expect(!ran.withLock { $0 })
         #expect(child.expect("SAVE") == "SAVE")
         #expect(child.expect("REACQUIRE") == "REACQUIRE")  // what was relinquished is given back
+    }
+
+    @Test("by default a read asks the presenter in another process to relinquish, not to save")
+    func noSaveRequestByDefault() throws {
+        let setup = try Setup()
+        let child = try setup.present(["refuse-save"])
+        defer { child.closeInput(); child.waitForExit() }
+        let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "old")
+        #expect(child.readLine() == "RELINQUISH-READER")
+        #expect(child.readLine() == "REACQUIRE")  // no SAVE in between
+    }
+
+    @Test("off (the default), presenters in other processes are not messaged")
+    func offByDefault() throws {
+        let setup = try Setup()
+        setup.runtime.remote.isEnabled = false
+        let child = try setup.present()
+        defer { child.closeInput(); child.waitForExit() }
+        #expect(!setup.runtime.remote.mayConcern(PathBytes.path(of: setup.file)))
+        try setup.coordinator().coordinate(writingItemAt: setup.file) { _ in }
+        child.closeInput()
+        #expect(child.readLine() == "STOPPED")  // nothing was printed before it
     }
 
     @Test("a presenter process killed with kill -9 is skipped at once; a stopped one costs the timeout")

@@ -51,13 +51,17 @@ struct PresenterMessenger {
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             var concerned = presentersConcerned(by: access)
-            if elsewhere { concerned += try remote.addresses(at: access.itemPath, context: context) }  // remote presenters hook
+            // Remote presenters hook: presenters of the item in other processes relinquish; they are
+            // asked to save only where `asksForSaves` (not until lock borrowing crosses processes).
+            let elsewhereConcerned = elsewhere ? try remote.addresses(at: access.itemPath, context: context) : []
+            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
+            concerned += elsewhereConcerned
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
                     writers += registry.addressesInside(access.itemPath)
                 }
-                if access.writingOptions.contains(.forMerging) { savers += concerned }
+                if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
                 if access.deletes && access.existedBefore {
                     deleted += registry.addresses(at: access.itemPath)
@@ -68,7 +72,7 @@ struct PresenterMessenger {
             } else {
                 readers += concerned
                 if access.readingOptions.isDisjoint(with: [.withoutChanges, .immediatelyAvailableMetadataOnly]) {
-                    savers += concerned
+                    savers += saving
                 }
             }
         }

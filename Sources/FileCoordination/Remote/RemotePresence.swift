@@ -16,13 +16,38 @@ import SystemSupport
 ///
 /// When the table cannot be mapped, or no slot is free, nothing is published or asked, and
 /// presenters in other processes are reached only through their change monitors, as before.
+///
+/// **Off by default** (`isEnabled`): the process runtime turns it on when the environment
+/// variable `CLOUDDOCUMENTS_REMOTE_PRESENTERS` is `1`, other runtimes when a test sets
+/// `isEnabled` before registering presenters. Off, nothing is published and `mayConcern` is one
+/// load. It stays off by default until documents can answer a remote relinquishment while their
+/// own save waits for the asker's lock (see Docs/RemotePresenters.md, *Status*).
 final class RemotePresence: Sendable {
+    static let environmentVariable = "CLOUDDOCUMENTS_REMOTE_PRESENTERS"
+
+    /// Whether this runtime publishes its presenters and messages other processes' presenters.
+    var isEnabled: Bool {
+        get { enabled.load(ordering: .relaxed) }
+        set { enabled.store(newValue, ordering: .relaxed) }
+    }
+    private let enabled: Atomic<Bool>
+
     /// The lock directory's path, or nil when it is unusable (the runtime's, resolved lazily).
     private let directoryPath: @Sendable () -> String?
     /// 0: not resolved yet; 1: no table; otherwise the `PresenceTable` (kept alive by
     /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
+    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`).
+    /// Off: a presenter that answers by coordinating a write (as CloudDocument does) would wait
+    /// for the asker's lock until the asker's timeout — for ever without one — until lock
+    /// borrowing crosses processes (Docs/RemotePresenters.md §3). Tests turn it on with presenters
+    /// that save without coordinating.
+    var asksForSaves: Bool {
+        get { savesAsked.load(ordering: .relaxed) }
+        set { savesAsked.store(newValue, ordering: .relaxed) }
+    }
+    private let savesAsked = Atomic<Bool>(false)
     private let serving = Locked<Serving>(Serving())
 
     private struct Serving {
@@ -33,9 +58,14 @@ final class RemotePresence: Sendable {
         var failed = false
     }
 
-    init(directoryPath: @escaping @Sendable () -> String?) {
+    /// `enabled`: the initial `isEnabled` (the process runtime passes the environment's choice).
+    init(enabled: Bool = false, directoryPath: @escaping @Sendable () -> String?) {
+        self.enabled = Atomic(enabled)
         self.directoryPath = directoryPath
     }
+
+    /// True when the environment turns remote presenters on (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=1`).
+    static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] == "1" }
 
     /// Connects the serving side to the runtime's registry and in-process delivery.
     func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
@@ -68,13 +98,13 @@ final class RemotePresence: Sendable {
     /// it. Costs a few memory loads (one when no other process presents anything).
     @inline(__always)
     func mayConcern(_ path: String) -> Bool {
-        guard let table = table() else { return false }
+        guard isEnabled, let table = table() else { return false }
         return table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed)) != 0
     }
 
     /// The presenters of exactly `path` in other processes, asked of every candidate process.
     func addresses(at path: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
-        guard let table = table(), let folder = socketFolder() else { return [] }
+        guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
         let slots = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
         guard slots != 0 else { return [] }
         return try delivery.lookup(path, slots: slots, table: table, socketFolder: folder, context: context)
@@ -88,6 +118,7 @@ final class RemotePresence: Sendable {
 
     /// This runtime now presents `path` (once more).
     func published(_ path: String) {
+        guard isEnabled else { return }
         serving.withLock { serving in
             guard let claim = claim(&serving) else { return }
             claim.add(path)

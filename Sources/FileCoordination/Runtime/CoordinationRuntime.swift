@@ -67,7 +67,10 @@ package final class CoordinationRuntime: Sendable {
         self.directory = directory
         paths = PathCaches()
         changeMonitor = ChangeMonitor()
-        remote = RemotePresence(directoryPath: { [directory] in  // remote presenters hook
+        let isProcessDefault: Bool
+        if case .fromEnvironment = directory { isProcessDefault = true } else { isProcessDefault = false }
+        remote = RemotePresence(enabled: isProcessDefault && RemotePresence.enabledByEnvironment,
+                                directoryPath: { [directory] in  // remote presenters hook
             switch directory {
             case .fromEnvironment: return try? LockDirectory.current().path
             case .given(let result): return try? result.get().path
