@@ -69,6 +69,17 @@ struct RemoteMessageCodecTests {
         #expect(PathBytes.bytes(of: PathBytes.path(of: decodedURL)) == PathBytes.bytes(of: path))
     }
 
+    @Test("a URL ending in . or .. decodes to one that encodes and decodes to itself (found by the fuzz test)",
+          arguments: ["/v/1/.", "/v/..", "/.", "/..", "/v/1/./"])
+    func dotEndingURLsAreStable(path: String) throws {
+        for isDirectory in [false, true] {
+            let frame = RemoteFrame.request(RemoteRequest(id: 1, presenterNumber: 1, presentedPath: "/a",
+                                                          message: .itemDidMove(to: URL(fileURLWithPath: path, isDirectory: isDirectory)), borrow: nil))
+            let once = try roundTrip(frame)
+            #expect(try roundTrip(once) == once)
+        }
+    }
+
     @Test("a remote error comes back as an NSError with the remote domain, code and description")
     func remoteErrorsKeepDomainCodeAndDescription() {
         struct Refusal: LocalizedError { var errorDescription: String? { "the document refused" } }

@@ -298,8 +298,16 @@ enum RemoteMessageCodec {
     }
 
     private static func readURL(_ reader: inout WireReader) throws(RemoteCodecError) -> URL {
-        let path = try readPath(&reader)
-        return PathBytes.fileURL(path, isDirectory: try reader.bool())
+        var path = try readPath(&reader)
+        var isDirectory = try reader.bool()
+        // A path ending in `.` or `..` names a directory: Foundation spells such a URL with a
+        // final `/` once it is rebuilt, so build it that way at once and a URL decoded here
+        // encodes and decodes to itself (the fuzz test found `/v/1/.` turning into `/v/1/./`).
+        if path.hasSuffix("/.") || path.hasSuffix("/..") {
+            path += "/"
+            isDirectory = true
+        }
+        return PathBytes.fileURL(path, isDirectory: isDirectory)
     }
 
     private static func write(_ version: FileVersionReference, to writer: inout WireWriter) throws(RemoteCodecError) {
