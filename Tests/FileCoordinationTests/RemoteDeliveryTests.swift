@@ -52,6 +52,12 @@ struct RemoteDeliveryTests {
         }
         #expect(child.readLine() == "DIDCHANGE")
         #expect(child.readLine() == "REACQUIRE")
+        // A presenting process that exits normally gives its slot and its socket back.
+        child.closeInput()
+        child.waitForExit()
+        let table = try #require(PresenceTable.of(directoryPath: setup.lockDirectory))
+        #expect(table.slotsInUse & ~table.ownSlots.load(ordering: .relaxed) == 0)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.lockDirectory + "/@peers")) == [])
     }
 
     @Test("save requests (switched on) make the document in another process save first, and the read gets the saved bytes")

@@ -153,6 +153,9 @@ final class PresenceTable: @unchecked Sendable {
         return (Int(truncatingIfNeeded: h) & (wordCount - 1), Int(truncatingIfNeeded: h >> 32) & (wordCount - 1))
     }
 
+    /// The slots claimed (by live processes, or by dead ones not reaped yet).
+    var slotsInUse: UInt64 { inUse.pointee.load(ordering: .acquiring) }
+
     /// The process id recorded for `slot` (0 when free).
     func pid(ofSlot slot: Int) -> Int32 {
         Int32(truncatingIfNeeded: recordPID(slot).pointee.load(ordering: .acquiring))
@@ -275,12 +278,13 @@ final class PresenceTable: @unchecked Sendable {
 
         /// Withdraws everything, frees the slot and lets its lock go.
         func release() {
-            let first = counts.withLock { counts in
+            // Bits are cleared as their counts reach zero: with nothing published, no sweep.
+            let (first, published) = counts.withLock { counts in
                 defer { counts.released = true }
-                return !counts.released
+                return (!counts.released, !counts.item.isEmpty || !counts.inside.isEmpty)
             }
             guard first else { return }
-            sweep()
+            if published { sweep() }
             table.ownSlots.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.inUse.pointee.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.recordPID(slot).pointee.store(0, ordering: .sequentiallyConsistent)

@@ -75,7 +75,41 @@ final class RemotePresence: Sendable {
     deinit {
         let (endpoint, claim) = serving.withLock { ($0.endpoint, $0.claim) }
         endpoint?.close()
+        if let claim { Self.forgetAtExit(claim) }
         claim?.release()
+    }
+
+    // MARK: Giving the slot back when the process exits
+
+    /// Claims of runtimes still alive, with their socket paths: released by an `atexit` handler,
+    /// so a process that exits normally leaves no slot in use and no socket file behind (one
+    /// that is killed leaves both, for the next claimer or asker to reap).
+    private static let releasedAtExit = Locked<[(claim: PresenceTable.SlotClaim, socket: String)]>([])
+    private static let exitHandlerInstalled = Atomic<Bool>(false)
+
+    private static func releaseAtExit(_ claim: PresenceTable.SlotClaim, socket: String) {
+        releasedAtExit.withLock { $0.append((claim, socket)) }
+        if !exitHandlerInstalled.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = atexit(releaseRemotePresenceAtExit)
+        }
+    }
+
+    private static func forgetAtExit(_ claim: PresenceTable.SlotClaim) {
+        releasedAtExit.withLock { $0.removeAll { $0.claim === claim } }
+    }
+
+    /// Unlinks each socket and releases each claim (the endpoint threads are not joined: the
+    /// process is ending, and `exit` may be called from one of them).
+    fileprivate static func releaseAll() {
+        let claims: [(claim: PresenceTable.SlotClaim, socket: String)] = releasedAtExit.withLock { list in
+            let all = list
+            list.removeAll()
+            return all
+        }
+        for entry in claims {
+            _ = PathBytes.withCString(entry.socket) { unlink($0) }
+            entry.claim.release()
+        }
     }
 
     /// The lock directory's presence table, mapped at the first use; nil when there is none.
@@ -151,6 +185,7 @@ final class RemotePresence: Sendable {
         }
         serving.claim = claim
         serving.failed = false
+        Self.releaseAtExit(claim, socket: folder + "/\(claim.slot)")
         return claim
     }
 
@@ -184,4 +219,9 @@ final class RemotePresence: Sendable {
             }
         }
     }
+}
+
+/// The `atexit` handler (a plain function: C needs a pointer without context).
+private func releaseRemotePresenceAtExit() {
+    RemotePresence.releaseAll()
 }
