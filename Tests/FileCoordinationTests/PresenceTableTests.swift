@@ -26,9 +26,10 @@ struct PresenceTableTests {
         #expect(table.candidates(forItemAt: "/a/b/c.txt", excluding: claim.bit) == 0)
         let counter = table.publications(ofSlot: claim.slot)
         claim.add("/a/b/c.txt")  // presented twice: withdrawn once, still there
+        #expect(table.publications(ofSlot: claim.slot) == counter &+ 1)  // every addition counts
         claim.remove("/a/b/c.txt")
         #expect(table.candidates(forItemAt: "/a/b/c.txt") == claim.bit)
-        #expect(table.publications(ofSlot: claim.slot) == counter)  // nothing new was published
+        #expect(table.publications(ofSlot: claim.slot) == counter &+ 1)  // withdrawing publishes nothing
         claim.remove("/a/b/c.txt")
         #expect(table.candidates(forItemAt: "/a/b/c.txt") == 0)
         #expect(table.candidates(inside: "/a") == 0)

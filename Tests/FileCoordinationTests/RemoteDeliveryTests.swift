@@ -109,6 +109,28 @@ struct RemoteDeliveryTests {
         #expect(child.readLine() == "REACQUIRE")  // no SAVE in between
     }
 
+    @Test("a process found not to present an item is not asked again until it publishes something new")
+    func negativeAnswersAreRemembered() throws {
+        let setup = try Setup()
+        let first = try setup.present()
+        defer { first.closeInput(); first.waitForExit() }
+        // Inside the presented file's path: a candidate (its "directory" is presented), but nobody
+        // presents the item itself.
+        let inside = PathBytes.path(of: setup.file) + "/inside"
+        #expect(setup.runtime.remote.mayConcern(inside))
+        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).isEmpty)
+        #expect(!setup.runtime.remote.mayConcern(inside))  // remembered: the fast path again
+        // A second process presenting it is asked.
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let second = try ChildProcess(["remote-present", inside], environment: environment)
+        defer { second.closeInput(); second.waitForExit() }
+        #expect(second.expect("PRESENTING") == "PRESENTING")
+        #expect(setup.runtime.remote.mayConcern(inside))
+        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).count == 1)
+    }
+
     @Test("off (the default), presenters in other processes are not messaged")
     func offByDefault() throws {
         let setup = try Setup()

@@ -11,7 +11,7 @@ import Synchronization
 /// Layout (all integers native-endian, the file is only shared on one machine):
 /// - offset 0: magic (UInt64); offset 8: the mask of slots in use (UInt64);
 /// - offset 64 + 64·s: slot s's record — its process id (UInt64, 0 when free) and its
-///   publication counter (UInt64, bumped whenever it sets a bit);
+///   publication counter (UInt64, bumped by every path it adds);
 /// - offset `itemFilterOffset`: `wordCount` words, bit s of a word set when slot s presents a
 ///   path selecting that word; then as many words for the paths strictly *inside* which slot s
 ///   presents something.
@@ -161,7 +161,8 @@ final class PresenceTable: @unchecked Sendable {
         Int32(truncatingIfNeeded: recordPID(slot).pointee.load(ordering: .acquiring))
     }
 
-    /// The slot's publication counter: unchanged while it published nothing new.
+    /// The slot's publication counter: bumped by every path its owner adds, so it is unchanged
+    /// exactly while the slot published nothing new.
     func publications(ofSlot slot: Int) -> UInt64 {
         recordCounter(slot).pointee.load(ordering: .acquiring)
     }
@@ -243,7 +244,10 @@ final class PresenceTable: @unchecked Sendable {
                 for index in insideWords {
                     published = update(&counts.inside, index, delta, table.insideWord(index)) || published
                 }
-                if published { table.recordCounter(slot).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+                // Every addition counts, even one whose bits were already set by other paths: an
+                // asker's cached "this slot does not present P" must not survive P's arrival.
+                _ = published
+                if delta > 0 { table.recordCounter(slot).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent) }
             }
         }
 

@@ -16,6 +16,22 @@ final class RemoteDelivery: PresenterDelivery {
     /// (so the messages after an access reach those asked before it without asking again).
     private let known = Locked<(routes: [PresenterID: Int], atPath: [String: [PresenterAddress]])>(([:], [:]))
     private static let rememberedPaths = 256
+    /// Slots found *not* to present a path, with the slot's publication counter read before
+    /// asking: valid while the counter is unchanged (the slot added nothing since). Saves the
+    /// round trip that a false candidate (a hash collision) would otherwise cost on every access.
+    /// Only lookups of the item scope are cached (the only scope asked yet).
+    private let nothingThere = Locked<[String: [Int: UInt64]]>([:])
+    private static let rememberedNegatives = 4096
+
+    /// `slots` less those known not to present `path` (and unchanged since).
+    func unknown(_ slots: UInt64, at path: String, table: PresenceTable) -> UInt64 {
+        guard let known = nothingThere.withLock({ $0[path] }) else { return slots }
+        var left = slots
+        for (slot, counter) in known where table.publications(ofSlot: slot) == counter {
+            left &= ~(1 << UInt64(slot))
+        }
+        return left
+    }
 
     /// True for presenters found in another process by `lookup`.
     func knows(_ id: PresenterID) -> Bool {
@@ -38,10 +54,17 @@ final class RemoteDelivery: PresenterDelivery {
                 table.reapIfDead(slot)
                 continue
             }
+            let counter = table.publications(ofSlot: slot)  // before asking: see `nothingThere`
             let id = link.makeID()
             let wait = RemoteWait()
             link.ask(.lookup(RemoteLookup(id: id, path: path, scope: .item)), id: id) { wait.fulfil($0) }
             guard case .lookupAnswer(let answer)? = try wait.wait(context) else { continue }
+            if answer.entries.isEmpty {
+                nothingThere.withLock { cache in
+                    if cache.count >= Self.rememberedNegatives { cache.removeAll() }
+                    cache[path, default: [:]][slot] = counter
+                }
+            }
             for entry in answer.entries {
                 let presenter = PresenterID(process: link.peer.pid, number: UInt(truncatingIfNeeded: entry.presenterNumber))
                 found.append(PresenterAddress(id: presenter, path: entry.path))

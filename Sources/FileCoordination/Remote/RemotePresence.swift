@@ -133,13 +133,15 @@ final class RemotePresence: Sendable {
     @inline(__always)
     func mayConcern(_ path: String) -> Bool {
         guard isEnabled, let table = table() else { return false }
-        return table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed)) != 0
+        let slots = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        return slots != 0 && delivery.unknown(slots, at: path, table: table) != 0
     }
 
     /// The presenters of exactly `path` in other processes, asked of every candidate process.
     func addresses(at path: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
-        let slots = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        let candidates = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        let slots = candidates == 0 ? 0 : delivery.unknown(candidates, at: path, table: table)
         guard slots != 0 else { return [] }
         return try delivery.lookup(path, slots: slots, table: table, socketFolder: folder, context: context)
     }
