@@ -213,6 +213,24 @@ struct RemoteEndpointTests {
         #expect(RemoteTesting.askOnce(at: path, timeout: .seconds(30)) == "ANSWERED")
     }
 
+    @Test("connections beyond the limit are closed and logged; those within it are served")
+    func connectionLimit() throws {
+        let scratch = try Scratch()
+        let path = scratch.url.path + "/peer"
+        let endpoint = try RemoteEndpoint(path: path, maximumConnections: 2) { frame, reply in
+            if case .request(let request) = frame { reply.send(.answer(RemoteAnswer(id: request.id, outcome: .relinquished(reacquirer: nil)))) }
+        }
+        defer { endpoint.close() }
+        let first = try PeerConnection(path: path), second = try PeerConnection(path: path)
+        #expect(try ask(first, .relinquishToWriter) == .relinquished(reacquirer: nil))  // both accepted by now
+        #expect(try ask(second, .relinquishToWriter) == .relinquished(reacquirer: nil))
+        let before = RemoteLog.droppedCount
+        let third = try PeerConnection(path: path)
+        #expect(throws: RemoteTransportError.peerGone) { try ask(third, .relinquishToWriter) }
+        #expect(RemoteLog.droppedCount > before)
+        #expect(try ask(first, .relinquishToReader) == .relinquished(reacquirer: nil))
+    }
+
     @Test("a socket path longer than sun_path works (through /proc/self/fd)")
     func longSocketPaths() throws {
         let scratch = try Scratch()

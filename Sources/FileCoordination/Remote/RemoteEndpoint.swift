@@ -31,7 +31,9 @@ final class RemoteEndpoint: Sendable {
     /// cleaning up: nothing accepts, `ECONNREFUSED`) is removed and replaced; one that still
     /// accepts is left alone and `.system(bind, EADDRINUSE)` is thrown. In the full design the
     /// caller owns `path` through its presence-table slot lock, so the check is a second guard.
-    init(path: String, handler: @escaping Handler) throws(RemoteTransportError) {
+    /// At most `maximumConnections` connections are served at once (default 256); more are
+    /// accepted, logged and closed, so a peer cannot exhaust our descriptors.
+    init(path: String, maximumConnections: Int = 256, handler: @escaping Handler) throws(RemoteTransportError) {
         self.path = path
         listener = try Self.listen(at: path)
         switch UnixSocket.wakeChannel() {
@@ -43,7 +45,7 @@ final class RemoteEndpoint: Sendable {
         }
         let listener = self.listener, wake = wakePipe.read, finished = self.finished
         let thread = Thread {
-            var loop = EndpointLoop(listener: listener, wake: wake, handler: handler)
+            var loop = EndpointLoop(listener: listener, wake: wake, maximumConnections: maximumConnections, handler: handler)
             loop.run()
             finished.signal()
         }
@@ -162,12 +164,14 @@ private final class EndpointConnection: Sendable {
 private struct EndpointLoop {
     let listener: Int32
     let wake: Int32
+    let maximumConnections: Int
     let handler: RemoteEndpoint.Handler
     private var connections: [(fd: Int32, connection: EndpointConnection, buffer: FrameBuffer)] = []
 
-    init(listener: Int32, wake: Int32, handler: @escaping RemoteEndpoint.Handler) {
+    init(listener: Int32, wake: Int32, maximumConnections: Int, handler: @escaping RemoteEndpoint.Handler) {
         self.listener = listener
         self.wake = wake
+        self.maximumConnections = maximumConnections
         self.handler = handler
     }
 
@@ -200,6 +204,11 @@ private struct EndpointLoop {
             guard fd >= 0 else {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return  // EAGAIN: none left (or a transient error: poll tells us again)
+            }
+            guard connections.count < maximumConnections else {
+                RemoteLog.dropped("a connection: \(maximumConnections) are open already")
+                Glibc.close(fd)
+                continue
             }
             switch PeerCredentials.check(socket: fd) {
             case .success(let peer):
