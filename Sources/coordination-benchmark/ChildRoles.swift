@@ -35,6 +35,17 @@ enum ChildRole {
             say("READY")
             while readLine() != nil {}
             exit(0)
+        case "present":
+            // Presenters in this process, for the other process's coordinations: of `path` itself
+            // (count 1), or of `count` other files in the folder `path`.
+            let count = Int(arguments[2]) ?? 1
+            let urls = count == 1 ? [url] : (0..<count).map { url.appendingPathComponent("remote-other-\($0).txt") }
+            let presenters = urls.map(ChildPresenter.init)
+            presenters.forEach(Coordinator.addFilePresenter)
+            say("READY")
+            while readLine() != nil {}
+            presenters.forEach(Coordinator.removeFilePresenter)
+            exit(0)
         case "handoff", "handoff-fresh", "handoff-raw":
             let me = Int(arguments[2]) ?? 0
             let turns = Int(arguments[3]) ?? 1000
@@ -51,6 +62,17 @@ enum ChildRole {
     static func say(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         bytes.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
+    }
+}
+
+/// A presenter that answers every message with the protocol's defaults.
+final class ChildPresenter: FilePresenter {
+    let presentedItemURL: URL?
+    let presentedItemOperationQueue: OperationQueue
+    init(_ url: URL) {
+        presentedItemURL = url
+        presentedItemOperationQueue = OperationQueue()
+        presentedItemOperationQueue.maxConcurrentOperationCount = 1
     }
 }
 

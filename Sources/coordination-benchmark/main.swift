@@ -112,6 +112,35 @@ let freshBaseline = min(freshWriteCycle, freshWriteCycleAgain)
 row("  same, a new Coordinator per write (µs)", format(freshBaseline / 1000) + " (none)",
     format(freshWriteCycleWithPresenters / 1000), format(freshWriteCycleWithPresenters / freshBaseline) + " ×", "≤ 1.2 ×")
 
+// 3b. Presenters in another process (Docs/RemotePresenters.md): 10,000 of other files, then one
+// of the file itself (each write then asks it to relinquish, tells it the file changed and runs
+// its reacquirer, through its endpoint).
+let manyElsewhere = try Child(["present", folder.path, "10000"])
+_ = manyElsewhere.readLine()
+let freshWriteCycleManyElsewhere = try Measure.perCall(iterations: 100_000) {
+    try Coordinator().coordinate(writingItemAt: file) { _ in }
+}
+manyElsewhere.stop()
+let freshWriteCycleNoneElsewhere = try Measure.perCall(iterations: 100_000) {
+    try Coordinator().coordinate(writingItemAt: file) { _ in }
+}
+row("write cycle with 10,000 presenters of other files in another process (µs)",
+    format(freshWriteCycleNoneElsewhere / 1000) + " (none)", format(freshWriteCycleManyElsewhere / 1000),
+    format(freshWriteCycleManyElsewhere / freshWriteCycleNoneElsewhere) + " ×", "≤ 1.2 ×")
+let oneElsewhere = try Child(["present", path, "1"])
+_ = oneElsewhere.readLine()
+var presentedWrites: [Double] = []
+for _ in 0..<3_000 {
+    let start = Measure.now()
+    try Coordinator().coordinate(writingItemAt: file) { _ in }
+    presentedWrites.append(Double(Measure.now() - start))
+}
+oneElsewhere.stop()
+row("write of a file presented in another process p50 / p99 (µs)", format(freshWriteCycleNoneElsewhere / 1000) + " (none)",
+    format(Measure.percentile(presentedWrites, 0.5) / 1000) + " / " + format(Measure.percentile(presentedWrites, 0.99) / 1000),
+    "p99 overhead " + format((Measure.percentile(presentedWrites, 0.99) - freshWriteCycleNoneElsewhere) / 1e6, 3) + " ms",
+    "≤ 1 ms")
+
 // 4. Writer wait while two other processes loop on reads.
 func writerWaits(coordinated: Bool, samples: Int) throws -> [Double] {
     let readers = try (0..<2).map { _ in try Child([coordinated ? "loop-read" : "loop-read-raw", path]) }

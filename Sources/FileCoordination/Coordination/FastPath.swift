@@ -24,7 +24,7 @@ extension Coordinator {
             // Read before the path is resolved: a move recorded after this point is seen below.
             let sequence = moveLog.sequence
             let itemPath = CanonicalPath.of(url, in: runtime.paths)
-            if runtime.registry.mayConcern(itemPath) {
+            if runtime.registry.mayConcern(itemPath) || runtime.remote.mayConcern(itemPath) {  // remote: presenters elsewhere
                 return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
             }
             try context.check()

@@ -16,6 +16,8 @@ struct PresenterMessenger {
     let requester: LockOwner
     let context: WaitContext
     let delivery: any PresenterDelivery
+    /// Presenters of the item in other processes (remote presenters hook).
+    let remote: RemotePresence
     /// Presenters already prepared by a `prepare(forReadingItemsAt:…)` batch of this coordinator.
     var alreadyPrepared: Set<PresenterID> = []
 
@@ -31,7 +33,8 @@ struct PresenterMessenger {
         self.ownPresenter = ownPresenter.map(PresenterID.init)
         self.requester = requester
         self.context = context
-        self.delivery = delivery ?? runtime.delivery
+        self.delivery = delivery ?? runtime.messengerDelivery
+        self.remote = runtime.remote
     }
 
     // MARK: Before the accessor
@@ -39,20 +42,26 @@ struct PresenterMessenger {
     /// Sends relinquish, save and accommodate-deletion requests, in that order, each round waiting
     /// for every answer. On failure, the reacquirers already received are run before throwing.
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
-        guard !registry.isEmpty else { return [] }
+        let elsewhere = accesses.contains { remote.mayConcern($0.itemPath) }  // remote presenters hook
+        guard !registry.isEmpty || elsewhere else { return [] }
         var readers: [PresenterAddress] = []
         var writers: [PresenterAddress] = []
         var savers: [PresenterAddress] = []
         var deleted: [PresenterAddress] = []
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
-            let concerned = presentersConcerned(by: access)
+            var concerned = presentersConcerned(by: access)
+            // Remote presenters hook: presenters of the item in other processes relinquish; they are
+            // asked to save only where `asksForSaves` (not until lock borrowing crosses processes).
+            let elsewhereConcerned = elsewhere ? try remote.addresses(at: access.itemPath, context: context) : []
+            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
+            concerned += elsewhereConcerned
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
                     writers += registry.addressesInside(access.itemPath)
                 }
-                if access.writingOptions.contains(.forMerging) { savers += concerned }
+                if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
                 if access.deletes && access.existedBefore {
                     deleted += registry.addresses(at: access.itemPath)
@@ -63,7 +72,7 @@ struct PresenterMessenger {
             } else {
                 readers += concerned
                 if access.readingOptions.isDisjoint(with: [.withoutChanges, .immediatelyAvailableMetadataOnly]) {
-                    savers += concerned
+                    savers += saving
                 }
             }
         }
@@ -141,6 +150,11 @@ struct PresenterMessenger {
 
     /// Tells presenters what the access changed: the item changed, a subitem changed or appeared.
     func finish(_ accesses: [ResolvedAccess]) {
+        // Remote presenters hook: those of the item found before the access are told it changed.
+        for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving)
+            && remote.mayConcern(access.itemPath) {
+            for address in remote.delivery.lastFound(at: access.itemPath) where !isOwn(address) { notify(address, .itemDidChange) }
+        }
         guard !registry.isEmpty else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
             for address in registry.addresses(at: access.itemPath) where !isOwn(address) {

@@ -20,9 +20,13 @@ final class PresenterRegistry: Sendable {
     /// The runtime's canonical-path caches.
     let paths: PathCaches
 
-    init(monitor: ChangeMonitor, paths: PathCaches) {
+    /// Publishes the indexed paths to other processes (remote presenters hook).
+    let presence: RemotePresence?
+
+    init(monitor: ChangeMonitor, paths: PathCaches, presence: RemotePresence? = nil) {
         self.monitor = monitor
         self.paths = paths
+        self.presence = presence
     }
 
     struct Registered: @unchecked Sendable {
@@ -70,9 +74,9 @@ final class PresenterRegistry: Sendable {
         let id = PresenterID(presenter)
         let path = presenter.presentedItemURL.map { CanonicalPath.of($0, in: paths) }
         state.withLock { state in
-            if state.entries[id] != nil { Self.unindex(id, in: &state, monitor: monitor) }
+            if state.entries[id] != nil { Self.unindex(id, in: &state, monitor: monitor, presence: presence) }
             state.entries[id] = Registered(presenter: presenter, path: path)
-            Self.index(id, path: path, in: &state, monitor: monitor)
+            Self.index(id, path: path, in: &state, monitor: monitor, presence: presence)
             count.store(state.entries.count, ordering: .releasing)
         }
     }
@@ -80,7 +84,7 @@ final class PresenterRegistry: Sendable {
     func remove(_ presenter: any FilePresenter) {
         let id = PresenterID(presenter)
         state.withLock { state in
-            Self.unindex(id, in: &state, monitor: monitor)
+            Self.unindex(id, in: &state, monitor: monitor, presence: presence)
             state.entries.removeValue(forKey: id)
             count.store(state.entries.count, ordering: .releasing)
         }
@@ -152,9 +156,9 @@ final class PresenterRegistry: Sendable {
                 }
             }
             for (id, _, destination) in moved {
-                Self.unindex(id, in: &state, monitor: monitor)
+                Self.unindex(id, in: &state, monitor: monitor, presence: presence)
                 state.entries[id]?.path = destination
-                Self.index(id, path: destination, in: &state, monitor: monitor)
+                Self.index(id, path: destination, in: &state, monitor: monitor, presence: presence)
             }
             return moved
         }
@@ -172,20 +176,22 @@ final class PresenterRegistry: Sendable {
         return ids.compactMap { id in state.entries[id]?.presenter.map { ($0, path) } }
     }
 
-    private static func index(_ id: PresenterID, path: String?, in state: inout State, monitor: ChangeMonitor) {
+    private static func index(_ id: PresenterID, path: String?, in state: inout State, monitor: ChangeMonitor, presence: RemotePresence?) {
         if let path {
             state.byPath[path, default: []].append(id)
             state.pathHashes[StableHash.fnv1a64(path.utf8), default: 0] += 1
             monitor.watch(path)
+            presence?.published(path)
         } else {
             state.unplaced.insert(id)
         }
     }
 
-    private static func unindex(_ id: PresenterID, in state: inout State, monitor: ChangeMonitor) {
+    private static func unindex(_ id: PresenterID, in state: inout State, monitor: ChangeMonitor, presence: RemotePresence?) {
         state.unplaced.remove(id)
         guard let path = state.entries[id]?.path else { return }
         monitor.unwatch(path)
+        presence?.withdrawn(path)
         let hash = StableHash.fnv1a64(path.utf8)
         if let count = state.pathHashes[hash] {
             if count <= 1 { state.pathHashes.removeValue(forKey: hash) } else { state.pathHashes[hash] = count - 1 }
@@ -208,7 +214,7 @@ final class PresenterRegistry: Sendable {
             for (id, path) in placed where state.unplaced.contains(id) {
                 state.unplaced.remove(id)
                 state.entries[id]?.path = path
-                Self.index(id, path: path, in: &state, monitor: monitor)
+                Self.index(id, path: path, in: &state, monitor: monitor, presence: presence)
             }
         }
     }

@@ -37,6 +37,10 @@ package final class CoordinationRuntime: Sendable {
     let lending: LockLending
     let borrowing: PresenterBorrowing
     let presenterLockOwners: PresenterLockOwners
+    /// Presenters in other processes: publishing ours, finding theirs (Remote/, Docs/RemotePresenters.md).
+    let remote: RemotePresence
+    /// What the messenger sends through: this runtime's presenters in process, others' remotely.
+    let messengerDelivery: RoutingDelivery
     private let directory: DirectorySource
 
     private enum DirectorySource: Sendable {
@@ -63,10 +67,21 @@ package final class CoordinationRuntime: Sendable {
         self.directory = directory
         paths = PathCaches()
         changeMonitor = ChangeMonitor()
-        registry = PresenterRegistry(monitor: changeMonitor, paths: paths)
+        let isProcessDefault: Bool
+        if case .fromEnvironment = directory { isProcessDefault = true } else { isProcessDefault = false }
+        remote = RemotePresence(enabled: isProcessDefault && RemotePresence.enabledByEnvironment,
+                                directoryPath: { [directory] in  // remote presenters hook
+            switch directory {
+            case .fromEnvironment: return try? LockDirectory.current().path
+            case .given(let result): return try? result.get().path
+            }
+        })
+        registry = PresenterRegistry(monitor: changeMonitor, paths: paths, presence: remote)
         lending = LockLending()
         borrowing = PresenterBorrowing(lending: lending)
         delivery = InProcessDelivery(registry: registry, borrowing: borrowing)
+        messengerDelivery = RoutingDelivery(local: delivery, remote: remote.delivery)
+        remote.attach(registry: registry, delivery: delivery)
         lockTable = LockTable()
         moveLog = MoveLog()
         packageExtensions = PackageExtensions()

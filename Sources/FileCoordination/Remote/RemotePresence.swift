@@ -1,0 +1,229 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemSupport
+
+/// Presenters in other processes, for one `CoordinationRuntime` (Docs/RemotePresenters.md).
+///
+/// - Publishing: the registry tells it every path it starts or stops indexing (`published` /
+///   `withdrawn`, with the registry's lock held). The first one claims a slot of the lock
+///   directory's presence table and starts the endpoint at `<lockdir>/@peers/<slot>`, whose
+///   thread hands requests from other processes to the runtime's `InProcessDelivery` (so they
+///   run on the presenters' queues) and answers lookups from the registry.
+/// - Asking: `mayConcern` (the fast path: a few loads, no system call) and `addresses(at:)`
+///   (the slow path: a lookup round trip to each candidate process), then `delivery` carries
+///   the messages.
+///
+/// When the table cannot be mapped, or no slot is free, nothing is published or asked, and
+/// presenters in other processes are reached only through their change monitors, as before.
+///
+/// **Off by default** (`isEnabled`): the process runtime turns it on when the environment
+/// variable `CLOUDDOCUMENTS_REMOTE_PRESENTERS` is `1`, other runtimes when a test sets
+/// `isEnabled` before registering presenters. Off, nothing is published and `mayConcern` is one
+/// load. It stays off by default until documents can answer a remote relinquishment while their
+/// own save waits for the asker's lock (see Docs/RemotePresenters.md, *Status*).
+final class RemotePresence: Sendable {
+    static let environmentVariable = "CLOUDDOCUMENTS_REMOTE_PRESENTERS"
+
+    /// Whether this runtime publishes its presenters and messages other processes' presenters.
+    var isEnabled: Bool {
+        get { enabled.load(ordering: .relaxed) }
+        set { enabled.store(newValue, ordering: .relaxed) }
+    }
+    private let enabled: Atomic<Bool>
+
+    /// The lock directory's path, or nil when it is unusable (the runtime's, resolved lazily).
+    private let directoryPath: @Sendable () -> String?
+    /// 0: not resolved yet; 1: no table; otherwise the `PresenceTable` (kept alive by
+    /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
+    private let tableBits = Atomic<UInt>(0)
+    let delivery = RemoteDelivery()
+    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`).
+    /// Off: a presenter that answers by coordinating a write (as CloudDocument does) would wait
+    /// for the asker's lock until the asker's timeout — for ever without one — until lock
+    /// borrowing crosses processes (Docs/RemotePresenters.md §3). Tests turn it on with presenters
+    /// that save without coordinating.
+    var asksForSaves: Bool {
+        get { savesAsked.load(ordering: .relaxed) }
+        set { savesAsked.store(newValue, ordering: .relaxed) }
+    }
+    private let savesAsked = Atomic<Bool>(false)
+    private let serving = Locked<Serving>(Serving())
+
+    private struct Serving {
+        var registry: PresenterRegistry?
+        var local: InProcessDelivery?
+        var claim: PresenceTable.SlotClaim?
+        var endpoint: RemoteEndpoint?
+        var failed = false
+    }
+
+    /// `enabled`: the initial `isEnabled` (the process runtime passes the environment's choice).
+    init(enabled: Bool = false, directoryPath: @escaping @Sendable () -> String?) {
+        self.enabled = Atomic(enabled)
+        self.directoryPath = directoryPath
+    }
+
+    /// True when the environment turns remote presenters on (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=1`).
+    static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] == "1" }
+
+    /// Connects the serving side to the runtime's registry and in-process delivery.
+    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
+        serving.withLock { $0.registry = registry; $0.local = delivery }
+    }
+
+    deinit {
+        let (endpoint, claim) = serving.withLock { ($0.endpoint, $0.claim) }
+        endpoint?.close()
+        if let claim { Self.forgetAtExit(claim) }
+        claim?.release()
+    }
+
+    // MARK: Giving the slot back when the process exits
+
+    /// Claims of runtimes still alive, with their socket paths: released by an `atexit` handler,
+    /// so a process that exits normally leaves no slot in use and no socket file behind (one
+    /// that is killed leaves both, for the next claimer or asker to reap).
+    private static let releasedAtExit = Locked<[(claim: PresenceTable.SlotClaim, socket: String)]>([])
+    private static let exitHandlerInstalled = Atomic<Bool>(false)
+
+    private static func releaseAtExit(_ claim: PresenceTable.SlotClaim, socket: String) {
+        releasedAtExit.withLock { $0.append((claim, socket)) }
+        if !exitHandlerInstalled.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = atexit(releaseRemotePresenceAtExit)
+        }
+    }
+
+    private static func forgetAtExit(_ claim: PresenceTable.SlotClaim) {
+        releasedAtExit.withLock { $0.removeAll { $0.claim === claim } }
+    }
+
+    /// Unlinks each socket and releases each claim (the endpoint threads are not joined: the
+    /// process is ending, and `exit` may be called from one of them).
+    fileprivate static func releaseAll() {
+        let claims: [(claim: PresenceTable.SlotClaim, socket: String)] = releasedAtExit.withLock { list in
+            let all = list
+            list.removeAll()
+            return all
+        }
+        for entry in claims {
+            _ = PathBytes.withCString(entry.socket) { unlink($0) }
+            entry.claim.release()
+        }
+    }
+
+    /// The lock directory's presence table, mapped at the first use; nil when there is none.
+    @inline(__always)
+    func table() -> PresenceTable? {
+        let bits = tableBits.load(ordering: .acquiring)
+        if bits > 1, let pointer = UnsafeRawPointer(bitPattern: bits) {
+            return Unmanaged<PresenceTable>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        if bits == 1 { return nil }
+        let table = directoryPath().flatMap { PresenceTable.of(directoryPath: $0) }
+        let resolved = table.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 1
+        tableBits.store(resolved, ordering: .releasing)
+        return table
+    }
+
+    // MARK: Asking
+
+    /// False only when no other process can present the item at `path` or a directory above
+    /// it. Costs a few memory loads (one when no other process presents anything).
+    @inline(__always)
+    func mayConcern(_ path: String) -> Bool {
+        guard isEnabled, let table = table() else { return false }
+        let slots = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        return slots != 0 && delivery.unknown(slots, at: path, table: table) != 0
+    }
+
+    /// The presenters of exactly `path` in other processes, asked of every candidate process.
+    func addresses(at path: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+        guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
+        let candidates = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
+        let slots = candidates == 0 ? 0 : delivery.unknown(candidates, at: path, table: table)
+        guard slots != 0 else { return [] }
+        return try delivery.lookup(path, slots: slots, table: table, socketFolder: folder, context: context)
+    }
+
+    private func socketFolder() -> String? {
+        directoryPath().map { $0 + "/@peers" }
+    }
+
+    // MARK: Publishing (called by the registry, its lock held)
+
+    /// This runtime now presents `path` (once more).
+    func published(_ path: String) {
+        guard isEnabled else { return }
+        serving.withLock { serving in
+            guard let claim = claim(&serving) else { return }
+            claim.add(path)
+        }
+    }
+
+    /// This runtime presents `path` once less.
+    func withdrawn(_ path: String) {
+        serving.withLock { serving in serving.claim?.remove(path) }
+    }
+
+    /// The slot, claimed (and the endpoint started) on first use.
+    private func claim(_ serving: inout Serving) -> PresenceTable.SlotClaim? {
+        if let claim = serving.claim { return claim }
+        guard !serving.failed, let registry = serving.registry, let local = serving.local else { return nil }
+        serving.failed = true  // until everything below worked
+        guard let table = table(), let folder = socketFolder() else { return nil }
+        guard let claim = PresenceTable.SlotClaim.claim(in: table) else {
+            RemoteLog.dropped("presence: every slot of \(table.path) is taken; presenters here are not reached from other processes")
+            return nil
+        }
+        _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
+        let handler = Self.handler(registry: registry, local: local)
+        do throws(RemoteTransportError) {
+            serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
+        } catch {
+            RemoteLog.dropped("presence: no endpoint (\(error)); presenters here are not reached from other processes")
+            claim.release()
+            return nil
+        }
+        serving.claim = claim
+        serving.failed = false
+        Self.releaseAtExit(claim, socket: folder + "/\(claim.slot)")
+        return claim
+    }
+
+    /// What the endpoint does with a frame from another process (on the endpoint's thread).
+    private static func handler(registry: PresenterRegistry, local: InProcessDelivery) -> RemoteEndpoint.Handler {
+        { frame, reply in
+            switch frame {
+            case .request(let remote):
+                let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
+                                               presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
+                guard request.expectedAnswer != .none else { return local.send(request, answer: nil) }
+                local.send(request) { answer in
+                    let outcome: RemoteAnswer.Outcome
+                    switch answer {
+                    case .relinquished(let reacquirer): outcome = .relinquished(reacquirer: reacquirer?.value)
+                    case .completed(let error): outcome = .completed(error.map(RemoteErrorDescription.init(describing:)))
+                    }
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: outcome)))
+                }
+            case .lookup(let lookup):
+                var found: [PresenterAddress] = []
+                if lookup.scope.contains(.item) { found += registry.addresses(at: lookup.path) }
+                if lookup.scope.contains(.ancestors) { found += registry.addressesOfAncestors(of: lookup.path) }
+                if lookup.scope.contains(.inside) { found += registry.addressesInside(lookup.path) }
+                let entries = found.prefix(RemoteMessageCodec.entryLimit).map {
+                    RemoteLookupAnswer.Entry(presenterNumber: UInt64($0.id.number), path: $0.path)
+                }
+                reply.send(.lookupAnswer(RemoteLookupAnswer(id: lookup.id, entries: Array(entries))))
+            case .answer, .lookupAnswer:
+                RemoteLog.dropped("an answer from process \(reply.peer.pid) on a serving connection")
+            }
+        }
+    }
+}
+
+/// The `atexit` handler (a plain function: C needs a pointer without context).
+private func releaseRemotePresenceAtExit() {
+    RemotePresence.releaseAll()
+}

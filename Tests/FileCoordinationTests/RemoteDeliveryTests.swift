@@ -1,0 +1,167 @@
+import Foundation
+import Glibc
+import SystemSupport
+import Testing
+import TestSupport
+@testable import FileCoordination
+
+/// Presenter messages reaching a presenter in another process (`CoordinationTestHelper
+/// remote-present`), through the presence table and the endpoints, with the coordinations made
+/// here in a runtime that shares the child's lock directory.
+@Suite("Remote presenters: messages across processes", .serialized)
+struct RemoteDeliveryTests {
+    struct Setup {
+        let scratch: Scratch
+        let runtime: CoordinationRuntime
+        let lockDirectory: String
+        let file: URL
+
+        init(contents: String = "old") throws {
+            scratch = try Scratch()
+            lockDirectory = scratch.url.path + "/locks"
+            #expect(mkdir(lockDirectory, 0o700) == 0)
+            runtime = CoordinationRuntime(lockDirectoryPath: lockDirectory)
+            runtime.remote.isEnabled = true
+            file = scratch.file("doc.txt", contents: contents)
+        }
+
+        func present(_ mode: [String] = []) throws -> ChildProcess {
+            var environment = ProcessInfo.processInfo.environment
+            environment[LockDirectory.environmentVariable] = lockDirectory
+            environment[RemotePresence.environmentVariable] = "1"
+            let child = try ChildProcess(["remote-present", file.path] + mode, environment: environment)
+            #expect(child.expect("PRESENTING") == "PRESENTING")
+            return child
+        }
+
+        func coordinator(timeout: Duration? = .seconds(30)) -> Coordinator {
+            let coordinator = Coordinator(filePresenter: nil, runtime: runtime)
+            coordinator.timeout = timeout
+            return coordinator
+        }
+    }
+
+    @Test("a write asks the presenter in another process to relinquish first, then tells it the item changed, then gives it back")
+    func writeRelinquishesThenReportsTheChange() throws {
+        let setup = try Setup()
+        let child = try setup.present()
+        defer { child.closeInput(); child.waitForExit() }
+        try setup.coordinator().coordinate(writingItemAt: setup.file) { _ in
+            // Printed by the presenter before it answered: the accessor runs after the answer.
+            #expect(child.readLine() == "RELINQUISH-WRITER")
+        }
+        #expect(child.readLine() == "DIDCHANGE")
+        #expect(child.readLine() == "REACQUIRE")
+        // A presenting process that exits normally gives its slot and its socket back.
+        child.closeInput()
+        child.waitForExit()
+        let table = try #require(PresenceTable.of(directoryPath: setup.lockDirectory))
+        #expect(table.slotsInUse & ~table.ownSlots.load(ordering: .relaxed) == 0)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.lockDirectory + "/@peers")) == [])
+    }
+
+    @Test("save requests (switched on) make the document in another process save first, and the read gets the saved bytes")
+    func readAsksForASaveFirst() throws {
+        let setup = try Setup()
+        setup.runtime.remote.asksForSaves = true
+        let child = try setup.present(["save-writes", "saved by the other process"])
+        defer { child.closeInput(); child.waitForExit() }
+        let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "saved by the other process")
+        #expect(child.expect("RELINQUISH-READER") == "RELINQUISH-READER")
+        #expect(child.expect("SAVE") == "SAVE")
+        #expect(child.expect("REACQUIRE") == "REACQUIRE")
+    }
+
+    @Test("an error from the presenter in another process vetoes the access, with its domain, code and description")
+    func remoteErrorVetoes() throws {
+        let setup = try Setup()
+        setup.runtime.remote.asksForSaves = true
+        let child = try setup.present(["refuse-save"])
+        defer { child.closeInput(); child.waitForExit() }
+        let ran = Locked(false)
+        do {
+            try setup.coordinator().coordinate(readingItemAt: setup.file) { _ in ran.withLock { $0 = true } }
+            Issue.record("the read was not refused")
+        } catch CoordinationError.presenterFailed(let error) {
+            let remote = error as NSError
+            #expect(remote.domain == "test.save")
+            #expect(remote.code == 3)
+            #expect(remote.localizedDescription == "the edits cannot be saved now")
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(child.expect("SAVE") == "SAVE")
+        #expect(child.expect("REACQUIRE") == "REACQUIRE")  // what was relinquished is given back
+    }
+
+    @Test("by default a read asks the presenter in another process to relinquish, not to save")
+    func noSaveRequestByDefault() throws {
+        let setup = try Setup()
+        let child = try setup.present(["refuse-save"])
+        defer { child.closeInput(); child.waitForExit() }
+        let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "old")
+        #expect(child.readLine() == "RELINQUISH-READER")
+        #expect(child.readLine() == "REACQUIRE")  // no SAVE in between
+    }
+
+    @Test("a process found not to present an item is not asked again until it publishes something new")
+    func negativeAnswersAreRemembered() throws {
+        let setup = try Setup()
+        let first = try setup.present()
+        defer { first.closeInput(); first.waitForExit() }
+        // Inside the presented file's path: a candidate (its "directory" is presented), but nobody
+        // presents the item itself.
+        let inside = PathBytes.path(of: setup.file) + "/inside"
+        #expect(setup.runtime.remote.mayConcern(inside))
+        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).isEmpty)
+        #expect(!setup.runtime.remote.mayConcern(inside))  // remembered: the fast path again
+        // A second process presenting it is asked.
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let second = try ChildProcess(["remote-present", inside], environment: environment)
+        defer { second.closeInput(); second.waitForExit() }
+        #expect(second.expect("PRESENTING") == "PRESENTING")
+        #expect(setup.runtime.remote.mayConcern(inside))
+        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).count == 1)
+    }
+
+    @Test("off (the default), presenters in other processes are not messaged")
+    func offByDefault() throws {
+        let setup = try Setup()
+        setup.runtime.remote.isEnabled = false
+        let child = try setup.present()
+        defer { child.closeInput(); child.waitForExit() }
+        #expect(!setup.runtime.remote.mayConcern(PathBytes.path(of: setup.file)))
+        try setup.coordinator().coordinate(writingItemAt: setup.file) { _ in }
+        child.closeInput()
+        #expect(child.readLine() == "STOPPED")  // nothing was printed before it
+    }
+
+    @Test("a presenter process killed with kill -9 is skipped at once; a stopped one costs the timeout")
+    func deadAndStoppedPresenterProcesses() throws {
+        let setup = try Setup()
+        let stopped = try setup.present()
+        let pid = stopped.process.processIdentifier
+        #expect(kill(pid, SIGSTOP) == 0)
+        var info = siginfo_t()
+        #expect(waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0)
+        let clock = ContinuousClock()
+        var start = clock.now
+        #expect(throws: CoordinationError.self) {
+            try setup.coordinator(timeout: .milliseconds(300)).coordinate(writingItemAt: setup.file) { _ in }
+        }
+        #expect(clock.now - start >= .milliseconds(300))
+        kill(pid, SIGCONT)
+        stopped.kill9()
+
+        start = clock.now
+        try setup.coordinator(timeout: nil).coordinate(writingItemAt: setup.file) { _ in }  // would hang if not detected
+        #expect(clock.now - start < .seconds(10))
+    }
+}
