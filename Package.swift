@@ -64,7 +64,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
                     dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments"], swiftSettings: strict),
-        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "text-editor", "image-tool", "clouddocs-demo"],
+        .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]
 )

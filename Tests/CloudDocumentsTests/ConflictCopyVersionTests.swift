@@ -8,46 +8,6 @@ import Testing
 // Sync tools' conflict copies as conflict versions: the queries, the identifiers, resolving,
 // removing and replacing (Docs/Versions.md, "Conflict copies of sync tools").
 
-/// A presenter that records version messages and new subitems, in arrival order.
-final class CopyMessageRecorder: FilePresenter {
-    let presentedItemURL: URL?
-    let presentedItemOperationQueue: OperationQueue
-    let messages = Locked<[String]>([])
-    let arrived = DispatchSemaphore(value: 0)
-
-    init(_ url: URL) {
-        presentedItemURL = url
-        presentedItemOperationQueue = OperationQueue()
-        presentedItemOperationQueue.maxConcurrentOperationCount = 1
-    }
-
-    private func record(_ message: String) {
-        messages.withLock { $0.append(message) }
-        arrived.signal()
-    }
-
-    func presentedItemDidGain(_ version: FileVersionReference) { record("gain \(version.persistentIdentifier)") }
-    func presentedItemDidLose(_ version: FileVersionReference) { record("lose \(version.persistentIdentifier)") }
-    func presentedItemDidResolveConflict(_ version: FileVersionReference) { record("resolve \(version.persistentIdentifier)") }
-    func presentedSubitemDidAppear(at url: URL) { record("appear \(url.lastPathComponent)") }
-    /// "change" while the item is there, "change (missing)" when it is not.
-    func presentedItemDidChange() {
-        let exists = presentedItemURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
-        record(exists ? "change" : "change (missing)")
-    }
-
-    /// Waits until `predicate` holds for the messages (each new message within 10 s); false on a time-out.
-    func wait(until predicate: @escaping @Sendable ([String]) -> Bool) async throws -> Bool {
-        let arrived = self.arrived, messages = self.messages
-        return try await onBackgroundThread {
-            while !predicate(messages.withLock { $0 }) {
-                if arrived.wait(timeout: .now() + 10) == .timedOut { return false }
-            }
-            return true
-        }
-    }
-}
-
 /// The identifier of the conflict version for the copy named `name`.
 func copyIdentifier(_ name: String) -> String { "conflict-copy:" + name }
 
@@ -143,7 +103,7 @@ struct ConflictCopyVersionTests {
             let doc = try makeFile("doc.txt", containing: "current", in: folder)
             let name = "doc.sync-conflict-20261123-051644-SUBNBV7.txt"
             let copyURL = try makeFile(name, containing: "theirs", in: folder)
-            let presenter = CopyMessageRecorder(doc)
+            let presenter = VersionMessageRecorder(doc)
             Coordinator.addFilePresenter(presenter)
             defer { Coordinator.removeFilePresenter(presenter) }
 
@@ -261,8 +221,8 @@ struct ConflictCopyVersionTests {
             let folder = try makeTemporaryFolder(prefix: "clouddocs-copies")
             defer { POSIX.removeTree(folder.path) }
             let doc = try makeFile("doc.txt", containing: "current", in: folder)
-            let folderPresenter = CopyMessageRecorder(folder)
-            let docPresenter = CopyMessageRecorder(doc)
+            let folderPresenter = VersionMessageRecorder(folder)
+            let docPresenter = VersionMessageRecorder(doc)
             Coordinator.addFilePresenter(folderPresenter)
             Coordinator.addFilePresenter(docPresenter)
             defer {

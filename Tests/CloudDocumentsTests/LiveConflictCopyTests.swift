@@ -97,7 +97,7 @@ struct LiveConflictCopyTests {
             let folder = try makeTemporaryFolder(prefix: "clouddocs-live")
             defer { POSIX.removeTree(folder.path) }
             let url = try makeFile("note.txt", containing: "mine", in: folder)
-            let presenter = CopyMessageRecorder(url)
+            let presenter = VersionMessageRecorder(url)
             Coordinator.addFilePresenter(presenter)
             defer { Coordinator.removeFilePresenter(presenter) }
             let id = copyIdentifier(Self.copyName)
@@ -161,7 +161,7 @@ struct LiveConflictCopyTests {
     func syncthingReplacementOfDirtyDocument() async throws {
         try await withPrivateVersionStore {
             try await withOpenNote(containing: "version 1") { _, url, document in
-                let witness = CopyMessageRecorder(url)   // tells when the monitor has passed the change on
+                let witness = VersionMessageRecorder(url)   // tells when the monitor has passed the change on
                 Coordinator.addFilePresenter(witness)
                 defer { Coordinator.removeFilePresenter(witness) }
                 document.edit("my unsaved edit")

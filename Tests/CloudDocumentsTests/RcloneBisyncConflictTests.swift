@@ -16,6 +16,7 @@ struct RcloneBisyncConflictTests {
         let began = clock.now
         try await RcloneBisync.with { bisync in
             let one = bisync.folder(.path1), two = bisync.folder(.path2)
+            let clock = ContinuousClock()
             try put("base", at: one.appendingPathComponent("doc.txt"))
             try await bisync.run()
             #expect(text(at: two.appendingPathComponent("doc.txt")) == "base")
@@ -43,114 +44,96 @@ struct RcloneBisyncConflictTests {
 
     @Test("a document open in path1, the other device writes path2: the newer copy takes the real name, the other is a conflict version; resolving reaches path2 with the next run")
     func conflictWithDocumentOpenInOneFolder() async throws {
-        _ = try RequiredTool.rclone.require()
-        let clock = ContinuousClock()
-        let began = clock.now
-        try await withPrivateVersionStore {
-            try await RcloneBisync.with { bisync in
-                let one = bisync.folder(.path1), two = bisync.folder(.path2)
-                let url1 = one.appendingPathComponent("doc.txt"), url2 = two.appendingPathComponent("doc.txt")
-                try put("base", at: url1)
-                try await bisync.run()
-                let document = NoteDocument(fileURL: url1)
-                try await document.openThrowing()
+        try await withDocInBothFolders(test: "conflictWithDocumentOpenInOneFolder") { bisync, url1, url2 in
+            let one = bisync.folder(.path1), two = bisync.folder(.path2)
+            let document = NoteDocument(fileURL: url1)
+            try await document.openThrowing()
 
-                document.edit("edit on path1")
-                try await document.saveThrowing(to: url1, for: .forOverwriting)
-                try await FileClock.waitUntilAfterModification(of: url1)
-                try put("edit on path2", at: url2)                   // the newer one
-                try await bisync.run()
-                // rclone renamed the document's file to doc.txt..path1 and left no doc.txt.
-                try await expectPromotion(in: one, of: "edit on path2", document: document)
-                try await expectConflictVersion(of: url1, named: "doc.txt..path1", holding: "edit on path1")
+            document.edit("edit on path1")
+            try await document.saveThrowing(to: url1, for: .forOverwriting)
+            try await FileClock.waitUntilAfterModification(of: url1)
+            try put("edit on path2", at: url2)                   // the newer one
+            try await bisync.run()
+            // rclone renamed the document's file to doc.txt..path1 and left no doc.txt.
+            try await expectPromotion(in: one, of: "edit on path2", document: document)
+            try await expectConflictVersion(of: url1, named: "doc.txt..path1", holding: "edit on path1")
 
-                // Remove the conflict version (keeping the current text): the copy goes (coordinated),
-                // the document leaves .inConflict.
-                let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
-                try version.remove()
-                #expect(conflictCopies(of: "doc.txt", in: one).isEmpty)
-                try await waitFor("the document out of conflict", timeout: .seconds(5)) {
-                    !document.documentState.contains(.inConflict)
-                }
-
-                // The next run carries promotion and resolution to path2; a further run finds
-                // nothing to do.
-                try await bisync.run()
-                for folder in [one, two] {
-                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
-                    #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
-                }
-                let quiet = try await bisync.run()
-                #expect(!quiet.contains("New or changed in both paths"))
-                #expect(document.text == "edit on path2" && document.documentState == .normal)
-                try await document.closeThrowing()
+            // Remove the conflict version (keeping the current text): the copy goes (coordinated),
+            // the document leaves .inConflict.
+            let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
+            try version.remove()
+            #expect(conflictCopies(of: "doc.txt", in: one).isEmpty)
+            try await waitFor("the document out of conflict", timeout: .seconds(5)) {
+                !document.documentState.contains(.inConflict)
             }
+
+            // The next run carries promotion and resolution to path2; a further run finds
+            // nothing to do.
+            try await bisync.run()
+            for folder in [one, two] {
+                #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
+                #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
+            }
+            let quiet = try await bisync.run()
+            #expect(!quiet.contains("New or changed in both paths"))
+            #expect(document.text == "edit on path2" && document.documentState == .normal)
+            try await document.closeThrowing()
         }
-        report("test conflictWithDocumentOpenInOneFolder took \(milliseconds(clock.now - began)) ms")
     }
 
     @Test("documents open in both folders: both get the newer text and .inConflict; resolving in path1 reaches path2 with the next run")
     func conflictWithDocumentsOpenInBothFolders() async throws {
-        _ = try RequiredTool.rclone.require()
-        let clock = ContinuousClock()
-        let began = clock.now
-        try await withPrivateVersionStore {
-            try await RcloneBisync.with { bisync in
-                let one = bisync.folder(.path1), two = bisync.folder(.path2)
-                let url1 = one.appendingPathComponent("doc.txt"), url2 = two.appendingPathComponent("doc.txt")
-                try put("base", at: url1)
-                try await bisync.run()
-                let document1 = NoteDocument(fileURL: url1), document2 = NoteDocument(fileURL: url2)
-                try await document1.openThrowing()
-                try await document2.openThrowing()
+        try await withDocInBothFolders(test: "conflictWithDocumentsOpenInBothFolders") { bisync, url1, url2 in
+            let one = bisync.folder(.path1), two = bisync.folder(.path2)
+            let document1 = NoteDocument(fileURL: url1), document2 = NoteDocument(fileURL: url2)
+            try await document1.openThrowing()
+            try await document2.openThrowing()
 
-                document1.edit("edit on path1")
-                try await document1.saveThrowing(to: url1, for: .forOverwriting)
-                try await FileClock.waitUntilAfterModification(of: url1)
-                document2.edit("edit on path2")                      // the newer one
-                try await document2.saveThrowing(to: url2, for: .forOverwriting)
-                try await bisync.run()
+            document1.edit("edit on path1")
+            try await document1.saveThrowing(to: url1, for: .forOverwriting)
+            try await FileClock.waitUntilAfterModification(of: url1)
+            document2.edit("edit on path2")                      // the newer one
+            try await document2.saveThrowing(to: url2, for: .forOverwriting)
+            try await bisync.run()
 
-                for (folder, url, document) in [(one, url1, document1), (two, url2, document2)] {
-                    try await expectPromotion(in: folder, of: "edit on path2", document: document)
-                    try await expectConflictVersion(of: url, named: "doc.txt..path1", holding: "edit on path1")
-                }
-
-                let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
-                try version.resolve()
-                try await waitFor("document 1 out of conflict", timeout: .seconds(5)) {
-                    !document1.documentState.contains(.inConflict)
-                }
-
-                // The next run should carry the resolution to path2: its copy goes, document 2 leaves
-                // .inConflict, and both folders end with the newer text under the real name only.
-                // Known issue: both folders promoted the newer copy, so doc.txt is new on both sides
-                // — rclone 1.60 compares only with its last listing, calls that a new conflict, and
-                // together with the resolved copy's deletion ends "out of sync, must run --resync".
-                await withKnownIssue("""
-                    rclone 1.60 bisync: a promotion made in both folders between two runs is a new conflict                     (doc.txt new on both sides), and with the resolution the run fails: must --resync
-                    """) {
-                    let log = try await bisync.run()
-                    #expect(!log.contains("New or changed in both paths"),
-                            "both folders' promotions must not make a new conflict:\n\(log)")
-                    let cleared = try await waitFor("document 2 out of conflict", timeout: .seconds(10)) {
-                        !document2.documentState.contains(.inConflict)
-                    }
-                    report("rclone: document 2 left .inConflict \(milliseconds(cleared)) ms after the next run")
-                    for folder in [one, two] {
-                        #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
-                        #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
-                    }
-                    #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: url2).isEmpty)
-                    let quiet = try await bisync.run()
-                    #expect(!quiet.contains("New or changed in both paths"))
-                }
-
-                try await document1.closeThrowing()
-                try await document2.closeThrowing()
+            for (folder, url, document) in [(one, url1, document1), (two, url2, document2)] {
+                try await expectPromotion(in: folder, of: "edit on path2", document: document)
+                try await expectConflictVersion(of: url, named: "doc.txt..path1", holding: "edit on path1")
             }
+
+            let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: url1).first)
+            try version.resolve()
+            try await waitFor("document 1 out of conflict", timeout: .seconds(5)) {
+                !document1.documentState.contains(.inConflict)
+            }
+
+            // The next run should carry the resolution to path2: its copy goes, document 2 leaves
+            // .inConflict, and both folders end with the newer text under the real name only.
+            // Known issue: both folders promoted the newer copy, so doc.txt is new on both sides
+            // — rclone 1.60 compares only with its last listing, calls that a new conflict, and
+            // together with the resolved copy's deletion ends "out of sync, must run --resync".
+            await withKnownIssue("""
+                rclone 1.60 bisync: a promotion made in both folders between two runs is a new conflict                     (doc.txt new on both sides), and with the resolution the run fails: must --resync
+                """) {
+                let log = try await bisync.run()
+                #expect(!log.contains("New or changed in both paths"),
+                        "both folders' promotions must not make a new conflict:\n\(log)")
+                let cleared = try await waitFor("document 2 out of conflict", timeout: .seconds(10)) {
+                    !document2.documentState.contains(.inConflict)
+                }
+                report("rclone: document 2 left .inConflict \(milliseconds(cleared)) ms after the next run")
+                for folder in [one, two] {
+                    #expect(listing(folder) == ["doc.txt", RcloneBisync.unchangedFolderName])
+                    #expect(text(at: folder.appendingPathComponent("doc.txt")) == "edit on path2")
+                }
+                #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: url2).isEmpty)
+                let quiet = try await bisync.run()
+                #expect(!quiet.contains("New or changed in both paths"))
+            }
+
+            try await document1.closeThrowing()
+            try await document2.closeThrowing()
         }
-        report("test conflictWithDocumentsOpenInBothFolders took \(milliseconds(clock.now - began)) ms")
     }
 
     /// After a conflicting run: `newerText` gets the real name back in `folder` — live, or at the
@@ -189,5 +172,26 @@ struct RcloneBisyncConflictTests {
         #expect(version.isConflict && !version.isResolved, sourceLocation: sourceLocation)
         #expect(version.localizedNameOfSavingComputer == nil, sourceLocation: sourceLocation)
         #expect(CloudDocumentsTests.text(at: version.url) == text, sourceLocation: sourceLocation)
+    }
+}
+
+extension RcloneBisyncConflictTests {
+    /// Runs `body` with a private version store and two folders kept by `rclone bisync`, both
+    /// holding `doc.txt` ("base") after a first run; then reports how long the whole test took.
+    func withDocInBothFolders(test name: String,
+                              _ body: (_ bisync: RcloneBisync, _ url1: URL, _ url2: URL) async throws -> Void) async throws {
+        _ = try RequiredTool.rclone.require()
+        let clock = ContinuousClock()
+        let began = clock.now
+        try await withPrivateVersionStore {
+            try await RcloneBisync.with { bisync in
+                let url1 = bisync.folder(.path1).appendingPathComponent("doc.txt")
+                let url2 = bisync.folder(.path2).appendingPathComponent("doc.txt")
+                try put("base", at: url1)
+                try await bisync.run()
+                try await body(bisync, url1, url2)
+            }
+        }
+        report("test \(name) took \(milliseconds(clock.now - began)) ms")
     }
 }

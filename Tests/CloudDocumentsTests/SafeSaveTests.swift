@@ -42,8 +42,8 @@ struct SafeSaveTests {
         }
     }
 
-    @Test("the original's permission bits are carried over (0640 stays 0640, 0600 stays 0600)",
-          arguments: [0o640, 0o600, 0o755] as [mode_t])
+    @Test("the original's permission bits are carried over exactly (0640 stays 0640; bits others may write, and special bits, too)",
+          arguments: [0o640, 0o600, 0o755, 0o664, 0o666, 0o4755, 0o2755, 0o1644, 0o400] as [mode_t])
     func permissionsCarriedOver(mode: mode_t) throws {
         try withTemporaryFolder { folder in
             let url = try makeFile("doc.txt", containing: "v1", in: folder)
@@ -51,6 +51,7 @@ struct SafeSaveTests {
             try SafeSave.write(Data("v2".utf8), to: url, creating: false)
             #expect(text(at: url) == "v2")
             #expect(permissions(url) == mode)
+            #expect(listing(folder) == ["doc.txt"])
         }
     }
 

@@ -40,19 +40,6 @@ struct SaveFastPathTests {
         #expect(!SafeSave.needsAttributes(status(mode: 0o600), toReplace: nil), "a new file keeps 0644 less the umask")
     }
 
-    @Test("originals that others may write, and special bits, keep their exact bits",
-          arguments: [0o664, 0o666, 0o4755, 0o2755, 0o1644, 0o400] as [mode_t])
-    func specialPermissionsCarriedOver(mode: mode_t) throws {
-        try withTemporaryFolder { folder in
-            let url = try makeFile("doc.txt", containing: "v1", in: folder)
-            #expect(chmod(url.path, mode) == 0)
-            try SafeSave.write(Data("v2".utf8), to: url, creating: false)
-            #expect(text(at: url) == "v2")
-            #expect(permissions(url) == mode)
-            #expect(listing(folder) == ["doc.txt"])
-        }
-    }
-
     // MARK: Paths
 
     @Test("folders without '.', '..' or empty components are used as given (no realpath)")

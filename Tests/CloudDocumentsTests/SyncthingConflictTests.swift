@@ -18,6 +18,7 @@ struct SyncthingConflictTests {
         try await SyncthingPair.with { pair in
             report("syncthing pair ready after \(milliseconds(pair.startupDuration)) ms")
             let a = pair.folder(.a), b = pair.folder(.b)
+            let clock = ContinuousClock()
             try put("base", at: a.appendingPathComponent("doc.txt"))
             try pair.rescan(.a)
             try await waitFor("doc.txt on B") { text(at: b.appendingPathComponent("doc.txt")) == "base" }
@@ -56,148 +57,150 @@ struct SyncthingConflictTests {
 
     @Test("documents open on both sides: .inConflict on both, the loser's text as version, resolved on A, cleared on B")
     func conflictWithDocumentsOpenOnBothSides() async throws {
-        _ = try RequiredTool.syncthing.require()
-        let clock = ContinuousClock()
-        let began = clock.now
-        try await withPrivateVersionStore {
-            try await SyncthingPair.with { pair in
-                let a = pair.folder(.a), b = pair.folder(.b)
-                let urlA = a.appendingPathComponent("doc.txt"), urlB = b.appendingPathComponent("doc.txt")
-                try put("base", at: urlA)
-                try pair.rescan(.a)
-                try await waitFor("doc.txt on B") { text(at: urlB) == "base" }
-                try await pair.waitUntilInSync()
-                let documentA = NoteDocument(fileURL: urlA), documentB = NoteDocument(fileURL: urlB)
-                try await documentA.openThrowing()
-                try await documentB.openThrowing()
+        try await withDocOnBothSides(test: "conflictWithDocumentsOpenOnBothSides") { pair, urlA, urlB in
+            let a = pair.folder(.a), b = pair.folder(.b)
+            let clock = ContinuousClock()
+            let documentA = NoteDocument(fileURL: urlA), documentB = NoteDocument(fileURL: urlB)
+            try await documentA.openThrowing()
+            try await documentB.openThrowing()
 
-                try await pair.pauseLink()
-                documentA.edit("edit from A")
-                try await documentA.saveThrowing(to: urlA, for: .forOverwriting)
-                try await FileClock.waitUntilAfterModification(of: urlA)
-                documentB.edit("edit from B")                                   // newer mtime: B wins
-                try await documentB.saveThrowing(to: urlB, for: .forOverwriting)
-                try pair.rescan(.a)
-                try pair.rescan(.b)
-                #expect(documentA.documentState == .normal && documentB.documentState == .normal)
+            try await pair.pauseLink()
+            documentA.edit("edit from A")
+            try await documentA.saveThrowing(to: urlA, for: .forOverwriting)
+            try await FileClock.waitUntilAfterModification(of: urlA)
+            documentB.edit("edit from B")                                   // newer mtime: B wins
+            try await documentB.saveThrowing(to: urlB, for: .forOverwriting)
+            try pair.rescan(.a)
+            try pair.rescan(.b)
+            #expect(documentA.documentState == .normal && documentB.documentState == .normal)
 
-                let resumed = clock.now
-                try await pair.resumeLink()
-                // B (the winner) gets the copy as a new file; A (the loser) has its file renamed to
-                // the copy and B's version put in its place.
-                let copyOnB = try await waitFor("the conflict copy on B") { conflictCopies(of: "doc.txt", in: b).count == 1 }
-                let inConflictB = try await waitFor("B's document in conflict", timeout: .seconds(10)) {
-                    documentB.documentState.contains(.inConflict)
-                }
-                report("syncthing: copy on B \(milliseconds(copyOnB)) ms after resume; B .inConflict "
-                       + "\(milliseconds(inConflictB)) ms after the copy was seen")
-                #expect(inConflictB <= liveConflictDeadline)
-                try await waitFor("the conflict copy and B's text on A") {
-                    conflictCopies(of: "doc.txt", in: a).count == 1 && text(at: urlA) == "edit from B"
-                }
-                let inConflictA = try await waitFor("A's document in conflict", timeout: .seconds(10)) {
-                    documentA.documentState.contains(.inConflict)
-                }
-                report("syncthing: A .inConflict \(milliseconds(inConflictA)) ms after its copy was seen "
-                       + "(\(milliseconds(clock.now - resumed)) ms after resume)")
-                #expect(inConflictA <= liveConflictDeadline)
-
-                // A's document stays the document of doc.txt (its old file became the copy) and,
-                // having no unsaved changes, shows the winning text.
-                #expect(documentA.fileURL.standardizedFileURL.path == urlA.standardizedFileURL.path)
-                #expect(!documentA.documentState.contains(.closed))
-                try await waitFor("A's document to reload B's text", timeout: .seconds(10)) { documentA.text == "edit from B" }
-                #expect(documentB.text == "edit from B")
-
-                // The versions: on both sides, the copy, holding the loser's (A's) text. Syncthing's
-                // name carries the winner's device, so no saving computer.
-                for (folder, url) in [(a, urlA), (b, urlB)] {
-                    let copy = try #require(conflictCopies(of: "doc.txt", in: folder).first)
-                    let versions = try FileVersion.unresolvedConflictVersionsOfItem(at: url)
-                    #expect(versions.count == 1)
-                    let version = try #require(versions.first)
-                    #expect(version.url.lastPathComponent == copy.name)
-                    #expect(version.isConflict && !version.isResolved)
-                    #expect(version.localizedNameOfSavingComputer == nil)
-                    #expect(text(at: version.url) == "edit from A")
-                }
-
-                // Resolve on A: the copy is deleted there (coordinated) and A leaves .inConflict;
-                // Syncthing carries the deletion to B, whose document leaves .inConflict too.
-                let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: urlA).first)
-                try version.resolve()
-                #expect(conflictCopies(of: "doc.txt", in: a).isEmpty)
-                try await waitFor("A's document out of conflict", timeout: .seconds(5)) {
-                    !documentA.documentState.contains(.inConflict)
-                }
-                let resolved = clock.now
-                try pair.rescan(.a)
-                try await waitFor("the copy gone on B") { conflictCopies(of: "doc.txt", in: b).isEmpty }
-                let goneOnB = clock.now - resolved
-                let clearedB = try await waitFor("B's document out of conflict", timeout: .seconds(10)) {
-                    !documentB.documentState.contains(.inConflict)
-                }
-                report("syncthing: resolution reached B \(milliseconds(goneOnB)) ms after resolve(); "
-                       + "B left .inConflict \(milliseconds(clearedB)) ms after the copy went")
-                #expect(clearedB <= liveConflictDeadline)
-                #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: urlB).isEmpty)
-                #expect(text(at: urlA) == "edit from B" && text(at: urlB) == "edit from B")
-
-                try await documentA.closeThrowing()
-                try await documentB.closeThrowing()
+            let resumed = clock.now
+            try await pair.resumeLink()
+            // B (the winner) gets the copy as a new file; A (the loser) has its file renamed to
+            // the copy and B's version put in its place.
+            let copyOnB = try await waitFor("the conflict copy on B") { conflictCopies(of: "doc.txt", in: b).count == 1 }
+            let inConflictB = try await waitFor("B's document in conflict", timeout: .seconds(10)) {
+                documentB.documentState.contains(.inConflict)
             }
+            report("syncthing: copy on B \(milliseconds(copyOnB)) ms after resume; B .inConflict "
+                   + "\(milliseconds(inConflictB)) ms after the copy was seen")
+            #expect(inConflictB <= liveConflictDeadline)
+            try await waitFor("the conflict copy and B's text on A") {
+                conflictCopies(of: "doc.txt", in: a).count == 1 && text(at: urlA) == "edit from B"
+            }
+            let inConflictA = try await waitFor("A's document in conflict", timeout: .seconds(10)) {
+                documentA.documentState.contains(.inConflict)
+            }
+            report("syncthing: A .inConflict \(milliseconds(inConflictA)) ms after its copy was seen "
+                   + "(\(milliseconds(clock.now - resumed)) ms after resume)")
+            #expect(inConflictA <= liveConflictDeadline)
+
+            // A's document stays the document of doc.txt (its old file became the copy) and,
+            // having no unsaved changes, shows the winning text.
+            #expect(documentA.fileURL.standardizedFileURL.path == urlA.standardizedFileURL.path)
+            #expect(!documentA.documentState.contains(.closed))
+            try await waitFor("A's document to reload B's text", timeout: .seconds(10)) { documentA.text == "edit from B" }
+            #expect(documentB.text == "edit from B")
+
+            // The versions: on both sides, the copy, holding the loser's (A's) text. Syncthing's
+            // name carries the winner's device, so no saving computer.
+            for (folder, url) in [(a, urlA), (b, urlB)] {
+                let copy = try #require(conflictCopies(of: "doc.txt", in: folder).first)
+                let versions = try FileVersion.unresolvedConflictVersionsOfItem(at: url)
+                #expect(versions.count == 1)
+                let version = try #require(versions.first)
+                #expect(version.url.lastPathComponent == copy.name)
+                #expect(version.isConflict && !version.isResolved)
+                #expect(version.localizedNameOfSavingComputer == nil)
+                #expect(text(at: version.url) == "edit from A")
+            }
+
+            // Resolve on A: the copy is deleted there (coordinated) and A leaves .inConflict;
+            // Syncthing carries the deletion to B, whose document leaves .inConflict too.
+            let version = try #require(try FileVersion.unresolvedConflictVersionsOfItem(at: urlA).first)
+            try version.resolve()
+            #expect(conflictCopies(of: "doc.txt", in: a).isEmpty)
+            try await waitFor("A's document out of conflict", timeout: .seconds(5)) {
+                !documentA.documentState.contains(.inConflict)
+            }
+            let resolved = clock.now
+            try pair.rescan(.a)
+            try await waitFor("the copy gone on B") { conflictCopies(of: "doc.txt", in: b).isEmpty }
+            let goneOnB = clock.now - resolved
+            let clearedB = try await waitFor("B's document out of conflict", timeout: .seconds(10)) {
+                !documentB.documentState.contains(.inConflict)
+            }
+            report("syncthing: resolution reached B \(milliseconds(goneOnB)) ms after resolve(); "
+                   + "B left .inConflict \(milliseconds(clearedB)) ms after the copy went")
+            #expect(clearedB <= liveConflictDeadline)
+            #expect(try FileVersion.unresolvedConflictVersionsOfItem(at: urlB).isEmpty)
+            #expect(text(at: urlA) == "edit from B" && text(at: urlB) == "edit from B")
+
+            try await documentA.closeThrowing()
+            try await documentB.closeThrowing()
         }
-        report("test conflictWithDocumentsOpenOnBothSides took \(milliseconds(clock.now - began)) ms")
     }
 
     @Test("Syncthing replaces a file changed on the other side by delete + rename: the open document stays open and reloads")
     func deleteThenRenameReplacementKeepsDocumentOpen() async throws {
+        try await withDocOnBothSides(test: "deleteThenRenameReplacementKeepsDocumentOpen") { pair, urlA, urlB in
+            let a = pair.folder(.a)
+            let receiving = PlainNote(fileURL: urlA)
+            try await receiving.openThrowing()
+            let recorder = StateRecorder(receiving)
+            let editing = NoteDocument(fileURL: urlB)
+            try await editing.openThrowing()
+
+            for round in 1...3 {
+                editing.edit("edit \(round) from B")
+                try await editing.saveThrowing(to: urlB, for: .forOverwriting)
+                try pair.rescan(.b)
+                // Syncthing on A: writes .syncthing.doc.txt.tmp, deletes doc.txt, renames the
+                // temporary file to doc.txt.
+                try await waitFor("round \(round) on A") { text(at: urlA) == "edit \(round) from B" }
+                try await waitFor("A's document to reload round \(round)", timeout: .seconds(10)) {
+                    await receiving.text == "edit \(round) from B"
+                }
+            }
+            // The reload sets the text, then ends `.editingDisabled` in a later main-actor turn.
+            let settled = ContinuousClock.now + .seconds(10)
+            while receiving.documentState != .normal && ContinuousClock.now < settled {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(receiving.documentState == .normal)
+            #expect(receiving.fileURL.standardizedFileURL.path == urlA.standardizedFileURL.path)
+            #expect(!recorder.recorded.contains { $0.contains(.closed) })
+            let calls = receiving.presenterCalls.withLock { $0 }
+            #expect(!calls.contains("deletion"), "the moment without doc.txt is not a deletion: \(calls)")
+            #expect(!calls.contains("didMove"), "nor a move: \(calls)")
+            #expect(isRegistered(receiving))
+            #expect(listing(a) == [".stfolder", "doc.txt"])
+
+            try await receiving.closeThrowing()
+            try await editing.closeThrowing()
+        }
+    }
+}
+
+extension SyncthingConflictTests {
+    /// Runs `body` with a private version store and a new pair whose folder holds `doc.txt`
+    /// ("base") on both sides, in sync; then reports how long the whole test took.
+    func withDocOnBothSides(test name: String,
+                            _ body: (_ pair: SyncthingPair, _ urlA: URL, _ urlB: URL) async throws -> Void) async throws {
         _ = try RequiredTool.syncthing.require()
         let clock = ContinuousClock()
         let began = clock.now
         try await withPrivateVersionStore {
             try await SyncthingPair.with { pair in
-                let a = pair.folder(.a), b = pair.folder(.b)
-                let urlA = a.appendingPathComponent("doc.txt"), urlB = b.appendingPathComponent("doc.txt")
+                let urlA = pair.folder(.a).appendingPathComponent("doc.txt")
+                let urlB = pair.folder(.b).appendingPathComponent("doc.txt")
                 try put("base", at: urlA)
                 try pair.rescan(.a)
                 try await waitFor("doc.txt on B") { text(at: urlB) == "base" }
                 try await pair.waitUntilInSync()
-                let receiving = PlainNote(fileURL: urlA)
-                try await receiving.openThrowing()
-                let recorder = StateRecorder(receiving)
-                let editing = NoteDocument(fileURL: urlB)
-                try await editing.openThrowing()
-
-                for round in 1...3 {
-                    editing.edit("edit \(round) from B")
-                    try await editing.saveThrowing(to: urlB, for: .forOverwriting)
-                    try pair.rescan(.b)
-                    // Syncthing on A: writes .syncthing.doc.txt.tmp, deletes doc.txt, renames the
-                    // temporary file to doc.txt.
-                    try await waitFor("round \(round) on A") { text(at: urlA) == "edit \(round) from B" }
-                    try await waitFor("A's document to reload round \(round)", timeout: .seconds(10)) {
-                        await receiving.text == "edit \(round) from B"
-                    }
-                }
-                // The reload sets the text, then ends `.editingDisabled` in a later main-actor turn.
-                let settled = ContinuousClock.now + .seconds(10)
-                while receiving.documentState != .normal && ContinuousClock.now < settled {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-                #expect(receiving.documentState == .normal)
-                #expect(receiving.fileURL.standardizedFileURL.path == urlA.standardizedFileURL.path)
-                #expect(!recorder.recorded.contains { $0.contains(.closed) })
-                let calls = receiving.presenterCalls.withLock { $0 }
-                #expect(!calls.contains("deletion"), "the moment without doc.txt is not a deletion: \(calls)")
-                #expect(!calls.contains("didMove"), "nor a move: \(calls)")
-                #expect(isRegistered(receiving))
-                #expect(listing(a) == [".stfolder", "doc.txt"])
-
-                try await receiving.closeThrowing()
-                try await editing.closeThrowing()
+                try await body(pair, urlA, urlB)
             }
         }
-        report("test deleteThenRenameReplacementKeepsDocumentOpen took \(milliseconds(clock.now - began)) ms")
+        report("test \(name) took \(milliseconds(clock.now - began)) ms")
     }
 }

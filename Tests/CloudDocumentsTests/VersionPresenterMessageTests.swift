@@ -3,43 +3,6 @@ import Foundation
 import Testing
 @testable import CloudDocuments
 
-/// A presenter of one file that records the version messages it gets, and on which queue.
-private final class VersionRecorder: FilePresenter {
-    let presentedItemURL: URL?
-    let presentedItemOperationQueue: OperationQueue
-    /// "gain <id>", "lose <id>", "resolve <id>", in arrival order; signalled once per message.
-    let messages = Locked<[String]>([])
-    let onOwnQueue = Locked(true)
-    let arrived = DispatchSemaphore(value: 0)
-
-    init(_ url: URL) {
-        presentedItemURL = url
-        presentedItemOperationQueue = OperationQueue()
-        presentedItemOperationQueue.maxConcurrentOperationCount = 1
-    }
-
-    private func record(_ message: String) {
-        let current = OperationQueue.current === presentedItemOperationQueue
-        onOwnQueue.withLock { $0 = $0 && current }
-        messages.withLock { $0.append(message) }
-        arrived.signal()
-    }
-
-    func presentedItemDidGain(_ version: FileVersionReference) { record("gain \(version.persistentIdentifier)") }
-    func presentedItemDidLose(_ version: FileVersionReference) { record("lose \(version.persistentIdentifier)") }
-    func presentedItemDidResolveConflict(_ version: FileVersionReference) {
-        record("resolve \(version.persistentIdentifier)")
-    }
-
-    /// Waits for `count` more messages (each within 10 s); false on a time-out.
-    func wait(for count: Int) async throws -> Bool {
-        let arrived = self.arrived
-        return try await onBackgroundThread {
-            (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
-        }
-    }
-}
-
 @Suite("Version messages to presenters", .timeLimit(.minutes(1)))
 struct VersionPresenterMessageTests {
     @Test("gain, resolve and lose reach every presenter of the item, the changing coordinator's own included")
@@ -49,7 +12,7 @@ struct VersionPresenterMessageTests {
             defer { POSIX.removeTree(folder.path) }
             let url = folder.appendingPathComponent("item.txt")
             try put("current", at: url)
-            let other = VersionRecorder(url), own = VersionRecorder(url)
+            let other = VersionMessageRecorder(url, includingChanges: false), own = VersionMessageRecorder(url, includingChanges: false)
             Coordinator.addFilePresenter(other)
             Coordinator.addFilePresenter(own)
             defer {
@@ -76,7 +39,7 @@ struct VersionPresenterMessageTests {
     func documentConflictIsAnnounced() async throws {
         try await withPrivateVersionStore {
             try await withOpenNote(containing: "original") { _, url, document in
-                let other = VersionRecorder(url)
+                let other = VersionMessageRecorder(url, includingChanges: false)
                 Coordinator.addFilePresenter(other)
                 defer { Coordinator.removeFilePresenter(other) }
                 document.edit("mine")

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import ExampleDocuments
 
 /// One row of the merge table: what the two sides made of `base`, and the expected result.
@@ -170,18 +171,6 @@ struct TextMergeTests {
     }
 }
 
-/// A small deterministic random generator (SplitMix64), so the generated cases are the same on
-/// every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("TextMerge: generated edits")
 struct TextMergeGeneratedTests {
@@ -205,7 +194,7 @@ struct TextMergeGeneratedTests {
 
     @Test("edits separated by an unchanged line always merge into both sides' edits", arguments: 0..<300)
     func separatedEditsMerge(_ seed: Int) {
-        var random = SplitMix64(state: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         let count = Int.random(in: 0...24, using: &random)
         let lines: [(String, String)] = (0..<count).map { index in
             let ending = index == count - 1 && Bool.random(using: &random) ? "" : (Bool.random(using: &random) ? "\n" : "\r\n")
@@ -236,7 +225,7 @@ struct TextMergeGeneratedTests {
 
     @Test("the same line replaced differently on both sides is a conflict", arguments: 0..<100)
     func sameLineConflicts(_ seed: Int) {
-        var random = SplitMix64(state: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         let count = Int.random(in: 1...20, using: &random)
         let lines = (0..<count).map { ("L\($0)", "\n") }
         let target = Int.random(in: 0..<count, using: &random)
