@@ -48,9 +48,11 @@ let package = Package(
         // MARK: Benchmarks (run with `swift run -c release <name>`)
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination"],
                           swiftSettings: strict),
-        .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments"],
+        .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments"], swiftSettings: strict),
+        .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
-        .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments"], swiftSettings: strict),
+        .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
+                          swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],

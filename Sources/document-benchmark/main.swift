@@ -1,5 +1,6 @@
 // document-benchmark: CloudDocument saving and opening next to the raw syscall path, and the
 // example PNG codec's speed. Run with `swift run -c release document-benchmark`.
+import BenchmarkSupport
 import CloudDocuments
 import ExampleDocuments
 import Foundation
