@@ -49,4 +49,61 @@ struct RemoteMessageRulesTests {
             try FileManager.default.removeItem(at: url)
         }
     }
+
+    /// A folder `dir` holding `a.txt`, presented (both) by a `remote-watch` child.
+    private func watchFolder(_ setup: Setup) throws -> (folder: URL, item: URL, child: ChildProcess) {
+        let folder = setup.scratch.url.appendingPathComponent("dir")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let item = folder.appendingPathComponent("a.txt")
+        try Data("a".utf8).write(to: item)
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-watch", folder.path, item.path], environment: environment)
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        return (folder, item, child)
+    }
+
+    @Test("a coordinated move reaches the presenters in another process once: the item's presenter moves, the folder's hears of a subitem move")
+    func moveAcrossProcesses() throws {
+        let setup = try Setup()
+        let (folder, item, child) = try watchFolder(setup)
+        defer { child.waitForExit() }
+        let destination = folder.appendingPathComponent("b.txt")
+        try setup.coordinator().coordinate(writingItemAt: item, options: .forMoving, writingItemAt: destination, options: .forReplacing) { from, to in
+            try FileManager.default.moveItem(at: from, to: to)
+            setup.coordinator().item(at: from, didMoveTo: to)
+        }
+        var lines: [String] = []
+        while !(lines.contains { $0.hasPrefix("a.txt MOVED") } && lines.contains { $0.hasPrefix("dir SUBITEM-MOVED") }),
+              let line = child.readLine() { lines.append(line) }
+        #expect(lines.contains("a.txt MOVED \(PathBytes.path(of: destination))"), "\(lines)")
+        // A write at the new place reaches the moved presenter (its process re-keyed it).
+        try setup.coordinator().coordinate(writingItemAt: destination) { url in try Data("b".utf8).write(to: url) }
+        while !lines.contains("a.txt DIDCHANGE"), let line = child.readLine() { lines.append(line) }
+        child.closeInput()
+        lines += linesUntilStopped(child)
+        #expect(lines.filter { $0.hasPrefix("a.txt MOVED") }.count == 1, "\(lines)")
+    }
+
+    @Test("folder presenters in another process hear of subitems deleted, appeared and changed; the item's presenter accommodates its deletion")
+    func subitemRulesAcrossProcesses() throws {
+        let setup = try Setup()
+        let (folder, item, child) = try watchFolder(setup)
+        defer { child.closeInput(); child.waitForExit() }
+        let created = folder.appendingPathComponent("c.txt")
+        try setup.coordinator().coordinate(writingItemAt: created) { url in try Data("c".utf8).write(to: url) }
+        #expect(child.expect("dir SUBITEM-APPEARED") == "dir SUBITEM-APPEARED \(PathBytes.path(of: created))")
+        try setup.coordinator().coordinate(writingItemAt: created) { url in try Data("cc".utf8).write(to: url) }
+        #expect(child.expect("dir SUBITEM-CHANGED") == "dir SUBITEM-CHANGED \(PathBytes.path(of: created))")
+        try setup.coordinator().coordinate(writingItemAt: item, options: .forDeleting) { url in
+            // Both asked before the delete runs.
+            var asked: Set<String> = []
+            while asked.count < 2, let line = child.readLine() {
+                if line == "a.txt DELETE" || line == "dir SUBITEM-DELETE \(PathBytes.path(of: item))" { asked.insert(line) }
+            }
+            #expect(asked.count == 2)
+            try FileManager.default.removeItem(at: url)
+        }
+    }
 }
