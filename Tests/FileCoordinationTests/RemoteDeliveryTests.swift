@@ -118,8 +118,10 @@ struct RemoteDeliveryTests {
         // presents the item itself.
         let inside = PathBytes.path(of: setup.file) + "/inside"
         #expect(setup.runtime.remote.mayConcern(inside))
-        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).isEmpty)
-        #expect(!setup.runtime.remote.mayConcern(inside))  // remembered: the fast path again
+        // The lookup answers the presenter of the "directory" above (ancestors scope), none of the
+        // item itself; a path found with nothing at all is remembered (the fast path again).
+        let found = try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken()))
+        #expect(RemoteFound(found, item: inside).item.isEmpty && RemoteFound(found, item: inside).ancestors.count == 1)
         // A second process presenting it is asked.
         var environment = ProcessInfo.processInfo.environment
         environment[LockDirectory.environmentVariable] = setup.lockDirectory
@@ -128,10 +130,10 @@ struct RemoteDeliveryTests {
         defer { second.closeInput(); second.waitForExit() }
         #expect(second.expect("PRESENTING") == "PRESENTING")
         #expect(setup.runtime.remote.mayConcern(inside))
-        #expect(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())).count == 1)
+        #expect(RemoteFound(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())), item: inside).item.count == 1)
     }
 
-    @Test("off (the default), presenters in other processes are not messaged")
+    @Test("switched off, presenters in other processes are not messaged")
     func offByDefault() throws {
         let setup = try Setup()
         setup.runtime.remote.isEnabled = false

@@ -49,10 +49,14 @@ extension Coordinator {
     /// coordinator's own presenter included, as Apple does for version messages — that one of its
     /// versions changed. Delivered asynchronously on each presenter's queue; does not wait.
     /// Called by CloudDocuments' `FileVersion` after each change of the version store (inside the
-    /// coordinated write of the item). Presenters in other processes are not told.
+    /// coordinated write of the item). Presenters of the item in other processes are told too
+    /// (found with a lookup that waits as this coordinator's `timeout` allows; if it fails they
+    /// are not told); the reference names the version in the shared version store, where they
+    /// look it up.
     package func announceVersionChange(_ change: FileVersionChange, ofItemAt url: URL) {
-        guard !runtime.registry.isEmpty else { return }
         let path = CanonicalPath.of(url, in: runtime.paths)
+        let elsewhere = runtime.remote.mayConcern(path)
+        guard !runtime.registry.isEmpty || elsewhere else { return }
         let message: PresenterMessage
         switch change {
         case .gained(let version): message = .versionDidGain(version)
@@ -62,6 +66,13 @@ extension Coordinator {
         for address in runtime.registry.addresses(at: path) {
             runtime.delivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path,
                                                    message: message, borrow: nil), answer: nil)
+        }
+        guard elsewhere else { return }
+        let context = WaitContext(timeout: timeout, token: cancellation)
+        let found = (try? runtime.remote.addresses(at: path, context: context)) ?? []
+        for address in RemoteFound(found, item: path).item {
+            runtime.messengerDelivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path,
+                                                            message: message, borrow: nil), answer: nil)
         }
     }
 }

@@ -25,7 +25,7 @@ struct ResolvedAccess: Sendable {
             itemPath = CanonicalPath.of(intent.url, in: runtime.paths)
         }
         lockPath = runtime.packageExtensions.outermostPackage(containing: itemPath) ?? itemPath
-        var needsKind = inspect
+        var needsKind = inspect || runtime.remote.mayConcern(itemPath)  // remote: presenters elsewhere
         switch intent.kind {
         case .writing(let options):
             needsKind = needsKind || !options.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing])

@@ -84,6 +84,10 @@ final class ChangeMonitor: Sendable {
         /// Presented items renamed to a sync tool's temporary name, by that name's path: the
         /// item's path, until the temporary file is renamed to its final name.
         var temporaries: [String: String] = [:]
+        /// The stamp each watched item had when the monitor last reported a change of it (see
+        /// ChangeMonitor+RemoteAnnouncements.swift): a coordinator of another process announcing
+        /// the same change is then not passed on a second time.
+        var reportedStamps: [String: FileIdentity] = [:]
     }
     let state = Locked(State())
 
@@ -133,6 +137,7 @@ final class ChangeMonitor: Sendable {
             }
             entry.names.removeValue(forKey: name)
             state.stamps.removeValue(forKey: path)
+            state.reportedStamps.removeValue(forKey: path)
             if entry.names.isEmpty {
                 state.directories.removeValue(forKey: directory)
                 let users = (state.descriptorUsers[entry.descriptor] ?? 1) - 1
@@ -287,6 +292,7 @@ final class ChangeMonitor: Sendable {
         let changed = state.withLock { state -> Bool in
             guard !Self.isBeingWritten(path, in: state), let previous = state.stamps[path], previous != stamp else { return false }
             state.stamps[path] = stamp
+            Self.noteReported(path, stamp: stamp, in: &state)
             return true
         }
         guard changed else { return }

@@ -42,7 +42,11 @@ struct PresenterMessenger {
     /// Sends relinquish, save and accommodate-deletion requests, in that order, each round waiting
     /// for every answer. On failure, the reacquirers already received are run before throwing.
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
-        let elsewhere = accesses.contains { remote.mayConcern($0.itemPath) }  // remote presenters hook
+        // Remote presenters hook: some other process may present the item, a folder above it, or
+        // (for a folder removed) something inside it.
+        let elsewhere = accesses.contains {
+            remote.mayConcern($0.itemPath) || (Self.removesFolder($0) && remote.mayConcernInside($0.itemPath))
+        }
         guard !registry.isEmpty || elsewhere else { return [] }
         var readers: [PresenterAddress] = []
         var writers: [PresenterAddress] = []
@@ -51,23 +55,27 @@ struct PresenterMessenger {
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             var concerned = presentersConcerned(by: access)
-            // Remote presenters hook: presenters of the item in other processes relinquish; they are
-            // asked to save only where `asksForSaves` (not until lock borrowing crosses processes).
-            let elsewhereConcerned = elsewhere ? try remote.addresses(at: access.itemPath, context: context) : []
-            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
-            concerned += elsewhereConcerned
+            // Remote presenters hook: presenters in other processes are told what those of this
+            // process are (Remote/RemoteFound.swift sorts them); they are asked to save only where
+            // `asksForSaves` (not until lock borrowing crosses processes).
+            let elsewhereFound = elsewhere
+                ? RemoteFound(try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context),
+                              item: access.itemPath)
+                : RemoteFound()
+            let saving = remote.asksForSaves ? concerned + elsewhereFound.item : concerned
+            concerned += elsewhereFound.item
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
-                    writers += registry.addressesInside(access.itemPath)
+                    writers += registry.addressesInside(access.itemPath) + elsewhereFound.inside
                 }
                 if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
                 if access.deletes && access.existedBefore {
-                    deleted += registry.addresses(at: access.itemPath)
-                    deleted += registry.addressesInside(access.itemPath)
+                    deleted += registry.addresses(at: access.itemPath) + elsewhereFound.item
+                    deleted += registry.addressesInside(access.itemPath) + elsewhereFound.inside
                     let url = CanonicalPath.url(for: access.itemPath)
-                    subitemDeletions += registry.addressesOfAncestors(of: access.itemPath).map { ($0, url) }
+                    subitemDeletions += (registry.addressesOfAncestors(of: access.itemPath) + elsewhereFound.ancestors).map { ($0, url) }
                 }
             } else {
                 readers += concerned
@@ -82,12 +90,19 @@ struct PresenterMessenger {
             reacquirers += try relinquish(unique(writers), toWriter: true)
             try ask(unique(savers).map { ($0, .saveChanges) })
             try ask(unique(deleted).map { ($0, .accommodateDeletion) })
-            try ask(subitemDeletions.filter { !isOwn($0.0) }.map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })
+            var askedSubitem = Set<PresenterID>()
+            try ask(subitemDeletions.filter { !isOwn($0.0) && askedSubitem.insert($0.0.id).inserted }
+                .map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })
         } catch {
             Self.run(reacquirers)
             throw error
         }
         return reacquirers
+    }
+
+    /// A write that deletes, moves away or replaces a directory: presenters inside it are concerned.
+    private static func removesFolder(_ access: ResolvedAccess) -> Bool {
+        access.isWrite && access.isDirectory && (access.removesItem || access.deletes)
     }
 
     /// Every presenter a batch of accesses relinquishes (for `prepare(forReadingItemsAt:…)`).
@@ -150,14 +165,13 @@ struct PresenterMessenger {
 
     /// Tells presenters what the access changed: the item changed, a subitem changed or appeared.
     func finish(_ accesses: [ResolvedAccess]) {
-        // Remote presenters hook: those of the item found before the access are told it changed.
-        for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving)
-            && remote.mayConcern(access.itemPath) {
-            for address in remote.delivery.lastFound(at: access.itemPath) where !isOwn(address) { notify(address, .itemDidChange) }
-        }
-        guard !registry.isEmpty else { return }
+        guard !registry.isEmpty || accesses.contains(where: { remote.mayConcern($0.itemPath) }) else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
-            for address in registry.addresses(at: access.itemPath) where !isOwn(address) {
+            // Remote presenters hook: those found before the access (of the item, of the folders
+            // above it) are told as those of this process are.
+            let elsewhere = remote.mayConcern(access.itemPath)
+                ? RemoteFound(remote.delivery.lastFound(at: access.itemPath), item: access.itemPath) : RemoteFound()
+            for address in registry.addresses(at: access.itemPath) + elsewhere.item where !isOwn(address) {
                 notify(address, .itemDidChange)
             }
             if access.isInsidePackage {
@@ -167,7 +181,7 @@ struct PresenterMessenger {
             }
             // The URL and the check for a new item only when a folder's presenter is told (a
             // save is often presented only by its own writer).
-            let containing = registry.addressesOfAncestors(of: access.itemPath).filter { !isOwn($0) }
+            let containing = (registry.addressesOfAncestors(of: access.itemPath) + elsewhere.ancestors).filter { !isOwn($0) }
             guard !containing.isEmpty else { continue }
             let url = CanonicalPath.url(for: access.itemPath)
             let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
@@ -186,13 +200,26 @@ struct PresenterMessenger {
     /// of the item and of everything inside it and tells them their new URLs, then tells the
     /// presenters of the directories around the old and new places. The own presenter is
     /// re-keyed but not told.
+    ///
+    /// Presenters in other processes are found with a lookup (waiting as the coordinator's
+    /// context allows; one that fails or times out leaves them to their change monitors): those
+    /// of the item and inside it get `.itemDidMove` addressed to their old path (their process
+    /// re-keys its registry), those of the folders around get the subitem message.
     func announceMove(from oldPath: String, to newPath: String, oldURL: URL, newURL: URL) {
-        guard !registry.isEmpty else { return }
+        let elsewhereOld = remote.mayConcern(oldPath) || remote.mayConcernInside(oldPath)
+        let elsewhereNew = remote.mayConcern(newPath)
+        guard !registry.isEmpty || elsewhereOld || elsewhereNew else { return }
+        let foundOld = elsewhereOld ? RemoteFound((try? remote.addresses(at: oldPath, inside: true, context: context)) ?? [], item: oldPath) : RemoteFound()
+        let foundNew = elsewhereNew ? RemoteFound((try? remote.addresses(at: newPath, context: context)) ?? [], item: newPath) : RemoteFound()
         for moved in registry.move(from: oldPath, to: newPath) where moved.id != ownPresenter {
             notify(PresenterAddress(id: moved.id, path: moved.new), .itemDidMove(to: CanonicalPath.url(for: moved.new)))
         }
+        for address in foundOld.item + foundOld.inside {
+            notify(address, .itemDidMove(to: CanonicalPath.url(for: newPath + address.path.dropFirst(oldPath.count))))
+        }
         var told = Set<PresenterID>()
-        let containing = registry.addressesOfAncestors(of: oldPath) + registry.addressesOfAncestors(of: newPath)
+        let containing = registry.addressesOfAncestors(of: oldPath) + foundOld.ancestors
+            + registry.addressesOfAncestors(of: newPath) + foundNew.ancestors
         for address in containing where address.id != ownPresenter && told.insert(address.id).inserted {
             notify(address, .subitemDidMove(from: oldURL, to: newURL))
         }

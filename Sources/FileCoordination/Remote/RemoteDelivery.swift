@@ -19,7 +19,8 @@ final class RemoteDelivery: PresenterDelivery {
     /// Slots found *not* to present a path, with the slot's publication counter read before
     /// asking: valid while the counter is unchanged (the slot added nothing since). Saves the
     /// round trip that a false candidate (a hash collision) would otherwise cost on every access.
-    /// Only lookups of the item scope are cached (the only scope asked yet).
+    /// Only lookups of the item and ancestors scopes (`RemoteLookup.Scope.concerning`, what the
+    /// fast path's `mayConcern` asks about) are cached.
     private let nothingThere = Locked<[String: [Int: UInt64]]>([:])
     private static let rememberedNegatives = 4096
 
@@ -38,15 +39,17 @@ final class RemoteDelivery: PresenterDelivery {
         known.withLock { $0.routes[id] != nil }
     }
 
-    /// The presenters of `path` the last `lookup` of it found (nothing is asked).
+    /// The presenters the last `lookup` of `path` found (of it, above it, inside it, as that lookup
+    /// asked; nothing is asked).
     func lastFound(at path: String) -> [PresenterAddress] {
         known.withLock { $0.atPath[path] } ?? []
     }
 
-    /// Asks the processes of `slots` which of their presenters present exactly `path`, waiting
-    /// as `context` allows. A slot whose process is gone is reaped and skipped at once.
-    func lookup(_ path: String, slots: UInt64, table: PresenceTable, socketFolder: String,
-                context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+    /// Asks the processes of `slots` which of their presenters present `path` (or, as `scope`
+    /// says, a directory above it or something inside it), waiting as `context` allows. A slot
+    /// whose process is gone is reaped and skipped at once.
+    func lookup(_ path: String, scope: RemoteLookup.Scope = .concerning, slots: UInt64, table: PresenceTable,
+                socketFolder: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         var found: [PresenterAddress] = []
         var routes: [(PresenterID, Int)] = []
         for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
@@ -57,9 +60,9 @@ final class RemoteDelivery: PresenterDelivery {
             let counter = table.publications(ofSlot: slot)  // before asking: see `nothingThere`
             let id = link.makeID()
             let wait = RemoteWait()
-            link.ask(.lookup(RemoteLookup(id: id, path: path, scope: .item)), id: id) { wait.fulfil($0) }
+            link.ask(.lookup(RemoteLookup(id: id, path: path, scope: scope)), id: id) { wait.fulfil($0) }
             guard case .lookupAnswer(let answer)? = try wait.wait(context) else { continue }
-            if answer.entries.isEmpty {
+            if answer.entries.isEmpty && scope == .concerning {
                 nothingThere.withLock { cache in
                     if cache.count >= Self.rememberedNegatives { cache.removeAll() }
                     cache[path, default: [:]][slot] = counter

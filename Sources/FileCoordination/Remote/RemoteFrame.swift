@@ -72,6 +72,8 @@ struct RemoteLookup: Sendable, Equatable {
         /// Presenters of items strictly inside it.
         static let inside = Scope(rawValue: 4)
         static let all: Scope = [.item, .ancestors, .inside]
+        /// The item and the directories above it: the presenters every access concerns.
+        static let concerning: Scope = [.item, .ancestors]
     }
 
     var id: UInt64

@@ -17,11 +17,10 @@ import SystemSupport
 /// When the table cannot be mapped, or no slot is free, nothing is published or asked, and
 /// presenters in other processes are reached only through their change monitors, as before.
 ///
-/// **Off by default** (`isEnabled`): the process runtime turns it on when the environment
-/// variable `CLOUDDOCUMENTS_REMOTE_PRESENTERS` is `1`, other runtimes when a test sets
-/// `isEnabled` before registering presenters. Off, nothing is published and `mayConcern` is one
-/// load. It stays off by default until documents can answer a remote relinquishment while their
-/// own save waits for the asker's lock (see Docs/RemotePresenters.md, *Status*).
+/// **On by default for the process runtime** (`isEnabled`): the environment variable
+/// `CLOUDDOCUMENTS_REMOTE_PRESENTERS=0` turns it off for a process; other runtimes (made for
+/// tests, with their own lock directory) are off until a test sets `isEnabled` before registering
+/// presenters. Off, nothing is published and `mayConcern` is one load.
 final class RemotePresence: Sendable {
     static let environmentVariable = "CLOUDDOCUMENTS_REMOTE_PRESENTERS"
 
@@ -64,8 +63,8 @@ final class RemotePresence: Sendable {
         self.directoryPath = directoryPath
     }
 
-    /// True when the environment turns remote presenters on (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=1`).
-    static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] == "1" }
+    /// False only when the environment turns remote presenters off (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=0`).
+    static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] != "0" }
 
     /// Connects the serving side to the runtime's registry and in-process delivery.
     func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
@@ -137,13 +136,31 @@ final class RemotePresence: Sendable {
         return slots != 0 && delivery.unknown(slots, at: path, table: table) != 0
     }
 
-    /// The presenters of exactly `path` in other processes, asked of every candidate process.
-    func addresses(at path: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+    /// False only when no other process can present something strictly inside `path` (the slow
+    /// path of deletes and moves of directories). A few memory loads.
+    func mayConcernInside(_ path: String) -> Bool {
+        guard isEnabled, let table = table() else { return false }
+        return table.candidates(inside: path, excluding: table.ownSlots.load(ordering: .relaxed)) != 0
+    }
+
+    /// The presenters in other processes of `path`, of the directories above it and (with
+    /// `inside`) of items inside it, asked of every candidate process. Each address carries the
+    /// path its presenter presents, which tells which of the three it is.
+    func addresses(at path: String, inside: Bool = false, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
-        let candidates = table.candidates(forItemAt: path, excluding: table.ownSlots.load(ordering: .relaxed))
-        let slots = candidates == 0 ? 0 : delivery.unknown(candidates, at: path, table: table)
+        let own = table.ownSlots.load(ordering: .relaxed)
+        let candidates = table.candidates(forItemAt: path, excluding: own)
+        var slots = candidates == 0 ? 0 : delivery.unknown(candidates, at: path, table: table)
+        var scope = RemoteLookup.Scope.concerning
+        if inside {
+            let within = table.candidates(inside: path, excluding: own)
+            if within != 0 {
+                slots |= within
+                scope = .all
+            }
+        }
         guard slots != 0 else { return [] }
-        return try delivery.lookup(path, slots: slots, table: table, socketFolder: folder, context: context)
+        return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder, context: context)
     }
 
     private func socketFolder() -> String? {
@@ -198,7 +215,14 @@ final class RemotePresence: Sendable {
             case .request(let remote):
                 let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
                                                presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
-                guard request.expectedAnswer != .none else { return local.send(request, answer: nil) }
+                guard request.expectedAnswer != .none else {
+                    return deliverNotification(request, registry: registry, local: local)
+                }
+                if case .accommodateDeletion = request.message {
+                    // The asker deletes the item once answered: this process's change monitor
+                    // must not report that deletion a second time.
+                    registry.monitor.noteAnnouncedDeletion(request.presentedPath)
+                }
                 local.send(request) { answer in
                     let outcome: RemoteAnswer.Outcome
                     switch answer {
@@ -219,6 +243,29 @@ final class RemotePresence: Sendable {
             case .answer, .lookupAnswer:
                 RemoteLog.dropped("an answer from process \(reply.peer.pid) on a serving connection")
             }
+        }
+    }
+}
+
+extension RemotePresence {
+    /// Hands a notification from another process to the presenter, keeping this process's view
+    /// consistent: a change already reported by the change monitor (same stamp) is not reported
+    /// again, and a move re-keys the registry — every presenter at or inside the old path is told
+    /// once, whichever of the message and the change monitor comes first.
+    fileprivate static func deliverNotification(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery) {
+        switch request.message {
+        case .itemDidChange:
+            guard registry.monitor.claimAnnouncedChange(request.presentedPath) else { return }
+            local.send(request, answer: nil)
+        case .itemDidMove(let url):
+            let newPath = PathBytes.path(of: url)
+            for moved in registry.move(from: request.presentedPath, to: newPath) {
+                local.send(PresenterRequest(presenter: moved.id, presentedPath: moved.new,
+                                            message: .itemDidMove(to: CanonicalPath.url(for: moved.new)), borrow: nil),
+                           answer: nil)
+            }
+        default:
+            local.send(request, answer: nil)
         }
     }
 }
