@@ -31,4 +31,32 @@ struct RemoteSaveTests {
         // Our read lock was given back whole: another process can write now.
         try setup.coordinator(timeout: .seconds(10)).coordinate(writingItemAt: setup.file) { _ in }
     }
+
+    @Test("asked to save, a stopped presenter process costs the read its timeout; one killed with kill -9 lets it go on at once")
+    func stoppedAndKilledSavers() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-coordinated-saver", setup.file.path, "never saved"], environment: environment)
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        let pid = child.process.processIdentifier
+        #expect(kill(pid, SIGSTOP) == 0)
+        var info = siginfo_t()
+        #expect(waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0)
+        let clock = ContinuousClock()
+        var start = clock.now
+        #expect(throws: CoordinationError.self) {
+            try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
+        }
+        let waited = clock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        child.kill9()
+        start = clock.now
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "old")
+        #expect(clock.now - start < .seconds(5))
+    }
 }
