@@ -59,4 +59,36 @@ struct RemoteSaveTests {
         #expect(text == "old")
         #expect(clock.now - start < .seconds(5))
     }
+
+    @Test("a save that fails in the other process (a read-only file system) vetoes our read with its error")
+    func failedSaveVetoesTheRead() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        let mountPoint = setup.scratch.url.path + "/readonly"
+        #expect(mkdir(mountPoint, 0o700) == 0)
+        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0 else {
+            Issue.record("cannot mount a tmpfs here (errno \(errno))")
+            return
+        }
+        defer { umount2(mountPoint, 0) }
+        let file = URL(fileURLWithPath: mountPoint + "/doc.txt")
+        try "old".write(to: file, atomically: false, encoding: .utf8)
+        #expect(mount("tmpfs", mountPoint, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), nil) == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-coordinated-saver", file.path, "cannot be written"], environment: environment)
+        defer { child.closeInput(); child.waitForExit() }
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        let ran = Locked(false)
+        do {
+            try setup.coordinator(timeout: .seconds(10)).coordinate(readingItemAt: file) { _ in ran.withLock { $0 = true } }
+            Issue.record("the read was not refused")
+        } catch CoordinationError.presenterFailed(let error) {
+            let remote = error as NSError
+            #expect(remote.domain == NSCocoaErrorDomain)
+            #expect(!remote.localizedDescription.isEmpty)
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(child.readLine()?.hasPrefix("SAVE-FAILED") == true)
+    }
 }
