@@ -115,6 +115,7 @@ do {
     case "syncthing-replace", "syncthing-rename", "exchange": runUncoordinatedCommand(command, Array(arguments.dropFirst()))  // UncoordinatedCommands.swift
     case "remote-serve", "remote-ask", "remote-present", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
     case "remote-watch": try runRemoteRuleCommand(command, Array(arguments.dropFirst()))  // RemoteRuleCommands.swift
+    case "remote-coordinated-saver": runRemoteSaveCommand(Array(arguments.dropFirst()))  // RemoteSaveCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)

@@ -60,10 +60,9 @@ struct RemoteDeliveryTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.lockDirectory + "/@peers")) == [])
     }
 
-    @Test("save requests (switched on) make the document in another process save first, and the read gets the saved bytes")
+    @Test("save requests (on by default) make the document in another process save first, and the read gets the saved bytes")
     func readAsksForASaveFirst() throws {
         let setup = try Setup()
-        setup.runtime.remote.asksForSaves = true
         let child = try setup.present(["save-writes", "saved by the other process"])
         defer { child.closeInput(); child.waitForExit() }
         let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in
@@ -78,7 +77,6 @@ struct RemoteDeliveryTests {
     @Test("an error from the presenter in another process vetoes the access, with its domain, code and description")
     func remoteErrorVetoes() throws {
         let setup = try Setup()
-        setup.runtime.remote.asksForSaves = true
         let child = try setup.present(["refuse-save"])
         defer { child.closeInput(); child.waitForExit() }
         let ran = Locked(false)
@@ -96,9 +94,10 @@ struct RemoteDeliveryTests {
         #expect(child.expect("REACQUIRE") == "REACQUIRE")  // what was relinquished is given back
     }
 
-    @Test("by default a read asks the presenter in another process to relinquish, not to save")
-    func noSaveRequestByDefault() throws {
+    @Test("with save requests switched off, a read asks the presenter in another process to relinquish, not to save")
+    func noSaveRequestWhenSwitchedOff() throws {
         let setup = try Setup()
+        setup.runtime.remote.asksForSaves = false
         let child = try setup.present(["refuse-save"])
         defer { child.closeInput(); child.waitForExit() }
         let text = try setup.coordinator().coordinate(readingItemAt: setup.file) { url in

@@ -17,7 +17,9 @@ import Synchronization
 ///
 /// One pair per `CoordinationRuntime`.
 final class PresenterBorrowing: Sendable {
-    private let lending: LockLending
+    /// The lending table of the same runtime (also where the owners borrowed from other
+    /// processes are lent to this runtime's presenters, `RemotePresence`).
+    let lending: LockLending
     private let answering = Locked<[PresenterID: [BorrowToken]]>([:])
     /// How many presenters answer under a token now: lets `owner(for:)` skip the lock when none do.
     private let activeCount = Atomic<Int>(0)

@@ -72,7 +72,7 @@ final class PeerLink: Sendable {
         let sent = state.withLock { state -> Bool in
             guard let fd = state.fd, !state.closing else { return false }
             state.pending[id] = answer
-            if write(bytes, fd: fd) { return true }
+            if write(bytes, fd: fd, descriptors: frame.lentDescriptors) { return true }
             state.pending[id] = nil
             return false
         }
@@ -90,8 +90,9 @@ final class PeerLink: Sendable {
     }
 
     /// Writes a whole frame; a peer whose socket buffer stays full for 5 s is cut off.
-    private func write(_ bytes: [UInt8], fd: Int32) -> Bool {
-        switch UnixSocket.sendAll(fd, bytes, deadline: .now + .seconds(5)) {
+    /// `descriptors` (the locks a request lends) go with the frame's first byte.
+    private func write(_ bytes: [UInt8], fd: Int32, descriptors: [Int32] = []) -> Bool {
+        switch UnixSocket.sendAll(fd, bytes, descriptors: descriptors, deadline: .now + .seconds(5)) {
         case .success: return true
         case .failure:
             shutdown(fd, Int32(SHUT_RDWR))  // the reader sees it and fails everything pending

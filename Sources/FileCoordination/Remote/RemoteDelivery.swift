@@ -7,9 +7,13 @@ import Glibc
 /// answer (relinquished without reacquirer, completed without error) when the presenter's
 /// process is gone or dies before answering.
 ///
-/// Not yet carried: lock borrowing (a remote presenter answering a save by coordinating a write
-/// waits for the asker's lock — see Docs/RemotePresenters.md §3); requests go without a token.
+/// A request with a `BorrowToken` lends the asker's locks with it (`RemoteLockLending`).
 final class RemoteDelivery: PresenterDelivery {
+    /// The asking runtime's lending table (set by `RemotePresence.attach`), for requests that lend.
+    private let lending = Locked<LockLending?>(nil)
+
+    func lend(through lending: LockLending) { self.lending.withLock { $0 = lending } }
+
     /// One link per slot of the presence table, made on first use, replaced when it closed.
     private let links = Locked<[Int: PeerLink]>([:])
     /// Which slot each remote presenter was found in, and the presenters last found at each path
@@ -95,7 +99,10 @@ final class RemoteDelivery: PresenterDelivery {
         }
         let id = link.makeID()
         let frame = RemoteFrame.request(RemoteRequest(id: id, presenterNumber: UInt64(request.presenter.number),
-                                                      presentedPath: request.presentedPath, message: request.message, borrow: nil))
+                                                      presentedPath: request.presentedPath, message: request.message,
+                                                      borrow: request.borrow.flatMap { token in
+                                                          lending.withLock { $0 }.flatMap { RemoteLockLending.borrow(for: token, lending: $0) }
+                                                      }))
         guard let answer, let fallback else {
             link.send(frame)
             return

@@ -194,7 +194,10 @@ private struct EndpointLoop {
             }
             for fd in closing { drop(fd) }
         }
-        for entry in connections { entry.connection.close() }
+        for index in connections.indices {
+            connections[index].connection.close()
+            connections[index].buffer.closeDescriptors()
+        }
         connections.removeAll()
     }
 
@@ -224,7 +227,7 @@ private struct EndpointLoop {
     /// connection must be closed (end of file, an error, a malformed frame).
     private mutating func readFrames(at index: Int, into chunk: inout [UInt8]) -> Bool {
         let fd = connections[index].fd
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let count = UnixSocket.receive(fd, into: &chunk, descriptors: &connections[index].buffer.descriptors)
         if count == 0 { return false }
         if count < 0 { return errno == EAGAIN || errno == EINTR }
         chunk.withUnsafeBytes { connections[index].buffer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
@@ -244,6 +247,7 @@ private struct EndpointLoop {
     private mutating func drop(_ fd: Int32) {
         guard let index = connections.firstIndex(where: { $0.fd == fd }) else { return }
         connections[index].connection.close()
+        connections[index].buffer.closeDescriptors()
         connections.remove(at: index)
     }
 }

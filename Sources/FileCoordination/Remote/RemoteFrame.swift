@@ -11,6 +11,12 @@ enum RemoteFrame: Sendable, Equatable {
     case lookup(RemoteLookup)
     /// The presenters found by a lookup.
     case lookupAnswer(RemoteLookupAnswer)
+
+    /// The descriptors that travel beside this frame (a request's lent locks), or none.
+    var lentDescriptors: [Int32] {
+        if case .request(let request) = self { return request.borrow?.descriptors ?? [] }
+        return []
+    }
 }
 
 /// A `PresenterRequest` on the wire: the presenter is named by its number in the receiving
@@ -32,6 +38,10 @@ struct RemoteBorrow: Sendable, Equatable {
     /// The asker's `BorrowToken` value (for its logs; the receiver makes a token of its own).
     var token: UInt64
     var holdings: [RemoteHolding]
+    /// The descriptors of the holdings (same order), as sent or received beside the frame; not
+    /// part of the encoded bytes. Received ones belong to whoever handles the request (closed by
+    /// the borrowing owner, `LockOwner.endBorrowing`).
+    var descriptors: [Int32] = []
 }
 
 /// One lock the asker holds and lends: enough for the receiver to rebuild the `LockOwner` holding.

@@ -37,21 +37,21 @@ final class RemotePresence: Sendable {
     /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
-    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`).
-    /// Off: a presenter that answers by coordinating a write (as CloudDocument does) would wait
-    /// for the asker's lock until the asker's timeout — for ever without one — until lock
-    /// borrowing crosses processes (Docs/RemotePresenters.md §3). Tests turn it on with presenters
-    /// that save without coordinating.
+    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`) —
+    /// on: the request lends the asker's locks (`RemoteLockLending`), so a presenter that answers
+    /// by coordinating a write (as CloudDocument does) joins them instead of waiting for them
+    /// (Docs/RemotePresenters.md §3). Tests turn it off to see the relinquishment alone.
     var asksForSaves: Bool {
         get { savesAsked.load(ordering: .relaxed) }
         set { savesAsked.store(newValue, ordering: .relaxed) }
     }
-    private let savesAsked = Atomic<Bool>(false)
+    private let savesAsked = Atomic<Bool>(true)
     private let serving = Locked<Serving>(Serving())
 
     private struct Serving {
         var registry: PresenterRegistry?
         var local: InProcessDelivery?
+        var lockTable: LockTable?
         var claim: PresenceTable.SlotClaim?
         var endpoint: RemoteEndpoint?
         var failed = false
@@ -66,9 +66,11 @@ final class RemotePresence: Sendable {
     /// False only when the environment turns remote presenters off (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=0`).
     static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] != "0" }
 
-    /// Connects the serving side to the runtime's registry and in-process delivery.
-    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
-        serving.withLock { $0.registry = registry; $0.local = delivery }
+    /// Connects the serving side to the runtime's registry, in-process delivery and lock table
+    /// (for the owners that borrow other processes' locks), and the asking side to its lending.
+    func attach(registry: PresenterRegistry, delivery: InProcessDelivery, lockTable: LockTable) {
+        serving.withLock { $0.registry = registry; $0.local = delivery; $0.lockTable = lockTable }
+        self.delivery.lend(through: delivery.borrowing.lending)
     }
 
     deinit {
@@ -186,7 +188,8 @@ final class RemotePresence: Sendable {
     /// The slot, claimed (and the endpoint started) on first use.
     private func claim(_ serving: inout Serving) -> PresenceTable.SlotClaim? {
         if let claim = serving.claim { return claim }
-        guard !serving.failed, let registry = serving.registry, let local = serving.local else { return nil }
+        guard !serving.failed, let registry = serving.registry, let local = serving.local,
+              let lockTable = serving.lockTable else { return nil }
         serving.failed = true  // until everything below worked
         guard let table = table(), let folder = socketFolder() else { return nil }
         guard let claim = PresenceTable.SlotClaim.claim(in: table) else {
@@ -194,7 +197,7 @@ final class RemotePresence: Sendable {
             return nil
         }
         _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
-        let handler = Self.handler(registry: registry, local: local)
+        let handler = Self.handler(registry: registry, local: local, lockTable: lockTable, lockDirectoryPath: directoryPath)
         do throws(RemoteTransportError) {
             serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
         } catch {
@@ -209,13 +212,23 @@ final class RemotePresence: Sendable {
     }
 
     /// What the endpoint does with a frame from another process (on the endpoint's thread).
-    private static func handler(registry: PresenterRegistry, local: InProcessDelivery) -> RemoteEndpoint.Handler {
+    private static func handler(registry: PresenterRegistry, local: InProcessDelivery, lockTable: LockTable,
+                                lockDirectoryPath: @escaping @Sendable () -> String?) -> RemoteEndpoint.Handler {
         { frame, reply in
             switch frame {
             case .request(let remote):
+                // Locks lent with a save or deletion request: the presenter's coordinators join
+                // them while it answers (Docs/RemotePresenters.md §3).
+                let borrowed = remote.borrow.flatMap {
+                    RemoteLockLending.owner(for: $0, lockTable: lockTable, lockDirectoryPath: lockDirectoryPath())
+                }
+                let lending = local.borrowing.lending
+                let token = borrowed.map { lending.lend($0) }
                 let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
-                                               presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
+                                               presentedPath: remote.presentedPath, message: remote.message, borrow: token)
                 guard request.expectedAnswer != .none else {
+                    if let token { lending.end(token) }
+                    borrowed?.endBorrowing()
                     return deliverNotification(request, registry: registry, local: local)
                 }
                 if case .accommodateDeletion = request.message {
@@ -224,6 +237,8 @@ final class RemotePresence: Sendable {
                     registry.monitor.noteAnnouncedDeletion(request.presentedPath)
                 }
                 local.send(request) { answer in
+                    if let token { lending.end(token) }
+                    borrowed?.endBorrowing()
                     let outcome: RemoteAnswer.Outcome
                     switch answer {
                     case .relinquished(let reacquirer): outcome = .relinquished(reacquirer: reacquirer?.value)

@@ -105,11 +105,13 @@ enum UnixSocket {
     }
 
     /// Writes all of `bytes` to `fd`, waiting (in `poll`) while the socket buffer is full, at
-    /// most until `deadline` (nil: no limit).
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8], deadline: ContinuousClock.Instant?) -> Result<Void, RemoteTransportError> {
+    /// most until `deadline` (nil: no limit). `descriptors` go with the first bytes as
+    /// `SCM_RIGHTS` data (`DescriptorPassing.swift`).
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8], descriptors: [Int32] = [],
+                        deadline: ContinuousClock.Instant?) -> Result<Void, RemoteTransportError> {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { raw in
+            let sent = offset == 0 && !descriptors.isEmpty ? sendFirst(fd, bytes, descriptors: descriptors) : bytes.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
             if sent > 0 { offset += sent; continue }

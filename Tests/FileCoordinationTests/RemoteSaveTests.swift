@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+@testable import FileCoordination
+
+/// Lock borrowing across processes: a presenter in another process asked to save by our read
+/// saves through its own coordinator, joining our read lock (lent as `SCM_RIGHTS` descriptors)
+/// instead of waiting for it (Docs/RemotePresenters.md §3).
+@Suite("Remote presenters: saves that borrow the asker's locks", .serialized)
+struct RemoteSaveTests {
+    @Test("a presenter in another process that saves through a coordinator does so during our read, and the read gets its bytes")
+    func coordinatedSaveJoinsTheReadLock() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-coordinated-saver", setup.file.path, "saved under our read lock"], environment: environment)
+        defer { child.closeInput(); child.waitForExit() }
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        // Without borrowing the save waits for our read lock: the read fails after its timeout.
+        let coordinator = setup.coordinator(timeout: .seconds(10))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let text = try coordinator.coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "saved under our read lock")
+        #expect(clock.now - start < .seconds(5))
+        #expect(child.readLine() == "SAVED")
+        // Our read lock was given back whole: another process can write now.
+        try setup.coordinator(timeout: .seconds(10)).coordinate(writingItemAt: setup.file) { _ in }
+    }
+
+    @Test("asked to save, a stopped presenter process costs the read its timeout; one killed with kill -9 lets it go on at once")
+    func stoppedAndKilledSavers() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-coordinated-saver", setup.file.path, "never saved"], environment: environment)
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        let pid = child.process.processIdentifier
+        #expect(kill(pid, SIGSTOP) == 0)
+        var info = siginfo_t()
+        #expect(waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0)
+        let clock = ContinuousClock()
+        var start = clock.now
+        #expect(throws: CoordinationError.self) {
+            try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
+        }
+        let waited = clock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        child.kill9()
+        start = clock.now
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "old")
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("a save that fails in the other process (a read-only file system) vetoes our read with its error")
+    func failedSaveVetoesTheRead() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        let mountPoint = setup.scratch.url.path + "/readonly"
+        #expect(mkdir(mountPoint, 0o700) == 0)
+        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0 else {
+            Issue.record("cannot mount a tmpfs here (errno \(errno))")
+            return
+        }
+        defer { umount2(mountPoint, 0) }
+        let file = URL(fileURLWithPath: mountPoint + "/doc.txt")
+        try "old".write(to: file, atomically: false, encoding: .utf8)
+        #expect(mount("tmpfs", mountPoint, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), nil) == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        let child = try ChildProcess(["remote-coordinated-saver", file.path, "cannot be written"], environment: environment)
+        defer { child.closeInput(); child.waitForExit() }
+        #expect(child.expect("PRESENTING") == "PRESENTING")
+        let ran = Locked(false)
+        do {
+            try setup.coordinator(timeout: .seconds(10)).coordinate(readingItemAt: file) { _ in ran.withLock { $0 = true } }
+            Issue.record("the read was not refused")
+        } catch CoordinationError.presenterFailed(let error) {
+            let remote = error as NSError
+            #expect(remote.domain == NSCocoaErrorDomain)
+            #expect(!remote.localizedDescription.isEmpty)
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(child.readLine()?.hasPrefix("SAVE-FAILED") == true)
+    }
+}
