@@ -22,6 +22,7 @@ struct RemoteDeliveryTests {
             #expect(mkdir(lockDirectory, 0o700) == 0)
             runtime = CoordinationRuntime(lockDirectoryPath: lockDirectory)
             runtime.remote.isEnabled = true
+            runtime.remote.asksForSaves = true
             file = scratch.file("doc.txt", contents: contents)
         }
 

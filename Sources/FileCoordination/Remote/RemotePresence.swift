@@ -37,15 +37,20 @@ final class RemotePresence: Sendable {
     /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
-    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`) —
-    /// on: the request lends the asker's locks (`RemoteLockLending`), so a presenter that answers
-    /// by coordinating a write (as CloudDocument does) joins them instead of waiting for them
-    /// (Docs/RemotePresenters.md §3). Tests turn it off to see the relinquishment alone.
+    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`): the
+    /// request lends the asker's locks (`RemoteLockLending`), so a presenter that answers by
+    /// coordinating a write (as CloudDocument does) joins them instead of waiting for them
+    /// (Docs/RemotePresenters.md §3). **Off by default** for now: a document asked to save needs
+    /// its main actor, and a process whose main actor blocks on another process (the demo read its
+    /// second process's output there) then stalls the asker until its timeout, forever with none.
+    /// `CLOUDDOCUMENTS_REMOTE_SAVES=1` turns it on for the process runtime; tests set it.
     var asksForSaves: Bool {
         get { savesAsked.load(ordering: .relaxed) }
         set { savesAsked.store(newValue, ordering: .relaxed) }
     }
-    private let savesAsked = Atomic<Bool>(true)
+    private let savesAsked = Atomic<Bool>(ProcessInfo.processInfo.environment[RemotePresence.savesEnvironmentVariable] == "1")
+    /// The environment variable that turns save requests to other processes on (`1`).
+    static let savesEnvironmentVariable = "CLOUDDOCUMENTS_REMOTE_SAVES"
     private let serving = Locked<Serving>(Serving())
 
     private struct Serving {
