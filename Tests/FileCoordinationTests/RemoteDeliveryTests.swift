@@ -150,9 +150,7 @@ struct RemoteDeliveryTests {
         let setup = try Setup()
         let stopped = try setup.present()
         let pid = stopped.process.processIdentifier
-        #expect(kill(pid, SIGSTOP) == 0)
-        var info = siginfo_t()
-        #expect(waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0)
+        #expect(stopped.stopAndWaitUntilStopped())
         let clock = ContinuousClock()
         var start = clock.now
         #expect(throws: CoordinationError.self) {

@@ -40,10 +40,7 @@ struct RemoteSaveTests {
         environment[RemotePresence.environmentVariable] = "1"
         let child = try ChildProcess(["remote-coordinated-saver", setup.file.path, "never saved"], environment: environment)
         #expect(child.expect("PRESENTING") == "PRESENTING")
-        let pid = child.process.processIdentifier
-        #expect(kill(pid, SIGSTOP) == 0)
-        var info = siginfo_t()
-        #expect(waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0)
+        #expect(child.stopAndWaitUntilStopped())
         let clock = ContinuousClock()
         var start = clock.now
         #expect(throws: CoordinationError.self) {

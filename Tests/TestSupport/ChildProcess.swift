@@ -75,3 +75,14 @@ public final class ChildProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 }
+
+extension ChildProcess {
+    /// Stops the child with `SIGSTOP` and returns once the kernel reports it stopped (`waitid`
+    /// with `WSTOPPED | WNOWAIT`, so its exit can still be waited for); false if either failed.
+    public func stopAndWaitUntilStopped() -> Bool {
+        let pid = process.processIdentifier
+        guard kill(pid, SIGSTOP) == 0 else { return false }
+        var info = siginfo_t()
+        return waitid(P_PID, id_t(pid), &info, WSTOPPED | WNOWAIT) == 0
+    }
+}
