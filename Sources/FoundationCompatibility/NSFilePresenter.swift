@@ -106,17 +106,23 @@ public protocol NSFilePresenter: NSObjectProtocol {
     /// Call the handler with `nil`, or with an error to veto. Default: answers `nil` at once.
     func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 
-    /// A version of the item was added: a conflict version a save kept, or a version added with
+    /// A version of the item was added: a conflict version a save kept, a sync tool's conflict
+    /// copy that appeared beside the item, or a version added with
     /// ``NSFileVersion/addOfItem(at:withContentsOf:options:)``. Sent to every presenter of the
-    /// item in this process, the one whose coordinator made the change included.
+    /// item (in this process and, by default, in other processes of the user), the one whose
+    /// coordinator made the change included; called on ``presentedItemOperationQueue``. If the
+    /// version is gone by then, the object describes it from the message (its `url`,
+    /// `persistentIdentifier` and `isConflict`).
     func presentedItemDidGain(_ version: NSFileVersion)
 
     /// A version of the item was removed (``NSFileVersion/remove()``,
     /// ``NSFileVersion/removeOtherVersionsOfItem(at:)``, a replacement `.byMoving`). The version is
     /// gone from the store: its `url`, `persistentIdentifier` and `isConflict` tell which it was.
+    /// Called on ``presentedItemOperationQueue``.
     func presentedItemDidLose(_ version: NSFileVersion)
 
     /// A conflict version of the item was resolved (``NSFileVersion/isResolved`` became `true`).
+    /// Called on ``presentedItemOperationQueue``.
     func presentedItemDidResolveConflict(_ version: NSFileVersion)
 }
 
