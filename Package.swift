@@ -14,10 +14,12 @@ let package = Package(
         .library(name: "FileCoordination", targets: ["FileCoordination"]),
         .library(name: "CloudDocuments", targets: ["CloudDocuments"]),
         .library(name: "FoundationCompatibility", targets: ["FoundationCompatibility"]),
+        .library(name: "Ubiquity", targets: ["Ubiquity"]),
         .library(name: "ExampleDocuments", targets: ["ExampleDocuments"]),
         .executable(name: "clouddocs-demo", targets: ["clouddocs-demo"]),
         .executable(name: "text-editor", targets: ["text-editor"]),
         .executable(name: "image-tool", targets: ["image-tool"]),
+        .executable(name: "clouddocs", targets: ["clouddocs"]),
         .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
@@ -30,8 +32,12 @@ let package = Package(
         .target(name: "FileCoordination", dependencies: ["SystemSupport"], swiftSettings: strict),
         .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
                 swiftSettings: strict),
+        // Containers, metadata queries and the key-value store (the iCloud half of the model).
+        .target(name: "Ubiquity", dependencies: ["CloudDocuments", "FileCoordination", "SystemSupport"],
+                swiftSettings: strict),
         // Apple's names (NSFileCoordinator, NSFilePresenter, …) over FileCoordination; opt-in.
-        .target(name: "FoundationCompatibility", dependencies: ["FileCoordination", "CloudDocuments"], swiftSettings: strict),
+        .target(name: "FoundationCompatibility", dependencies: ["FileCoordination", "CloudDocuments", "Ubiquity"],
+                swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -44,6 +50,8 @@ let package = Package(
                           path: "Examples/text-editor", swiftSettings: strict),
         .executableTarget(name: "image-tool", dependencies: ["ExampleDocuments"],
                           path: "Examples/image-tool", swiftSettings: strict),
+        .executableTarget(name: "clouddocs", dependencies: ["Ubiquity"],
+                          path: "Examples/clouddocs", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination"],
@@ -66,6 +74,11 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
                     dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments"], swiftSettings: strict),
+        .executableTarget(name: "UbiquityTestHelper", dependencies: ["Ubiquity", "TestSupport"],
+                          path: "Tests/UbiquityTestHelper", swiftSettings: strict),
+        .testTarget(name: "UbiquityTests",
+                    dependencies: ["Ubiquity", "FoundationCompatibility", "SystemSupport", "TestSupport", "UbiquityTestHelper", "clouddocs"],
+                    swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
     ]

@@ -1,0 +1,66 @@
+import Foundation
+
+/// What is known of one item's place in the cloud: Apple's `URLResourceValues` ubiquitous-item
+/// keys (`ubiquitousItemDownloadingStatus`, `ubiquitousItemIsUploaded`, …), which
+/// swift-corelibs-foundation declares but never fills.
+public struct UbiquitousItemStatus: Sendable, Hashable {
+    /// Apple's `URLUbiquitousItemDownloadingStatus` values, with Apple's raw strings.
+    public enum DownloadingStatus: String, Sendable, Hashable {
+        /// Only a placeholder is local.
+        case notDownloaded = "NSURLUbiquitousItemDownloadingStatusNotDownloaded"
+        /// A local copy exists, but it may not be the newest.
+        case downloaded = "NSURLUbiquitousItemDownloadingStatusDownloaded"
+        /// The local copy is the newest known.
+        case current = "NSURLUbiquitousItemDownloadingStatusCurrent"
+    }
+
+    /// Whether the item is inside a ubiquity container.
+    public var isUbiquitous: Bool
+    public var downloadingStatus: DownloadingStatus
+    public var isDownloading: Bool
+    public var isUploaded: Bool
+    public var isUploading: Bool
+    /// 0–100, or `nil` when the provider does not report it.
+    public var percentDownloaded: Double?
+    /// 0–100, or `nil` when the provider does not report it.
+    public var percentUploaded: Double?
+    /// Whether unresolved conflict versions of the item exist (`FileVersion`).
+    public var hasUnresolvedConflicts: Bool
+
+    public init(isUbiquitous: Bool, downloadingStatus: DownloadingStatus = .current, isDownloading: Bool = false,
+                isUploaded: Bool = true, isUploading: Bool = false, percentDownloaded: Double? = nil,
+                percentUploaded: Double? = nil, hasUnresolvedConflicts: Bool = false) {
+        self.isUbiquitous = isUbiquitous
+        self.downloadingStatus = downloadingStatus
+        self.isDownloading = isDownloading
+        self.isUploaded = isUploaded
+        self.isUploading = isUploading
+        self.percentDownloaded = percentDownloaded
+        self.percentUploaded = percentUploaded
+        self.hasUnresolvedConflicts = hasUnresolvedConflicts
+    }
+}
+
+extension UbiquityAccount {
+    /// The container `url` is in, among the configured ones and any folder directly under the
+    /// root, or `nil` when it is in none (or signed out). Does not create folders.
+    public func containerOfItem(at url: URL) -> UbiquityContainer? {
+        guard let configuration = try? configuration(), let root = configuration.root else { return nil }
+        let path = url.standardizedFileURL.path
+        let rootPath = root.standardizedFileURL.path
+        guard UbiquityContainer.path(path, isInside: rootPath), path.count > rootPath.count + 1 else { return nil }
+        let relative = path.dropFirst(rootPath.hasSuffix("/") ? rootPath.count : rootPath.count + 1)
+        guard let identifier = relative.split(separator: "/").first.map(String.init) else { return nil }
+        return UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
+    }
+
+    /// The status of the item at `url`. Outside every container: `isUbiquitous == false` and
+    /// the rest at its defaults. Inside one, the provider answers (see `UbiquityProvider`).
+    /// Any thread. Never throws: what cannot be learned is reported at its default.
+    public func status(ofItemAt url: URL) -> UbiquitousItemStatus {
+        // Filled by the provider layer (Providers/); this default covers a local-only folder.
+        guard containerOfItem(at: url) != nil else { return UbiquitousItemStatus(isUbiquitous: false) }
+        let conflicts = (try? FileVersion.unresolvedConflictVersionsOfItem(at: url))?.isEmpty == false
+        return UbiquitousItemStatus(isUbiquitous: true, hasUnresolvedConflicts: conflicts)
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import Ubiquity
+
+let queryWorkerCommands: [String: WorkerCommand] = [:]

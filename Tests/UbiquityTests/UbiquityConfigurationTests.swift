@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import Ubiquity
+
+@Suite struct UbiquityConfigurationTests {
+    private func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "ubiquity-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func fileKeysAndEnvironmentOverrides() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "ubiquity.conf")
+        try """
+            # a comment
+            root = \(folder.path)/cloud   # trailing comment
+            container = com.example.notes
+            container = com.example.other
+            provider = none
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let fromFile = try UbiquityConfiguration.load(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
+        #expect(fromFile.root?.path == folder.path + "/cloud")
+        #expect(fromFile.containerIdentifiers == ["com.example.notes", "com.example.other"])
+        #expect(fromFile.provider == UbiquityProviderKind.none)
+
+        let overridden = try UbiquityConfiguration.load(environment: [
+            "CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path,
+            "CLOUDDOCUMENTS_UBIQUITY_CONTAINERS": "a.b, c",
+            "CLOUDDOCUMENTS_UBIQUITY_PROVIDER": "external",
+        ])
+        #expect(overridden.containerIdentifiers == ["a.b", "c"])
+        #expect(overridden.provider == .externalSyncTool)
+
+        let signedOut = try UbiquityConfiguration.load(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path, "CLOUDDOCUMENTS_UBIQUITY_ROOT": ""])
+        #expect(signedOut.root == nil)
+    }
+
+    @Test func badLinesNameFileAndLine() {
+        #expect(throws: UbiquityError.configurationInvalid(path: "f", line: 2, reason: "the root must be an absolute path, not `relative`")) {
+            try UbiquityConfiguration.parse("container = a\nroot = relative\n", path: "f")
+        }
+        #expect(throws: UbiquityError.self) { try UbiquityConfiguration.parse("container = ../x", path: "f") }
+        #expect(throws: UbiquityError.self) { try UbiquityConfiguration.parse("colour = blue", path: "f") }
+        #expect(throws: UbiquityError.self) { try UbiquityConfiguration.parse("just words", path: "f") }
+    }
+
+    @Test func containerURLsAndSignedOut() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let account = UbiquityAccount(configuration: UbiquityConfiguration(root: folder, containerIdentifiers: ["com.example.notes"]))
+        let url = try #require(account.url(forUbiquityContainerIdentifier: nil))
+        #expect(url.standardizedFileURL.path == folder.appending(path: "com.example.notes").standardizedFileURL.path)
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: url.appending(path: "Documents").path, isDirectory: &isFolder) && isFolder.boolValue)
+        #expect(account.url(forUbiquityContainerIdentifier: "com.example.other") != nil)
+
+        let signedOut = UbiquityAccount(configuration: UbiquityConfiguration(root: nil, containerIdentifiers: ["x"]))
+        #expect(signedOut.url(forUbiquityContainerIdentifier: nil) == nil)
+        #expect(throws: UbiquityError.notSignedIn) { try signedOut.container() }
+        let noIdentifier = UbiquityAccount(configuration: UbiquityConfiguration(root: folder))
+        #expect(throws: UbiquityError.noContainerIdentifier) { try noIdentifier.container() }
+    }
+
+    @Test func sharedAccountRereadsAnEditedFile() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "ubiquity.conf")
+        let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
+        #expect(account.url(forUbiquityContainerIdentifier: "a") == nil)
+        try "root = \(folder.path)\ncontainer = a\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(account.url(forUbiquityContainerIdentifier: nil)?.lastPathComponent == "a")
+    }
+}
