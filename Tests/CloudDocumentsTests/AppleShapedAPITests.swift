@@ -203,14 +203,7 @@ struct AppleShapedAPITests {
             try put("moving", at: source)
             let note = PlainNote(fileURL: source)
             try await note.openThrowing()
-            try await onBackgroundThread {
-                let coordinator = Coordinator()
-                try coordinator.coordinate(writingItemAt: source, options: .forMoving,
-                                           writingItemAt: destination, options: .forReplacing) { from, to in
-                    try FileManager.default.moveItem(at: from, to: to)
-                    coordinator.item(at: from, didMoveTo: to)
-                }
-            }
+            try await coordinatedMove(source, to: destination)
             await drainDocumentQueue(note)
             #expect(note.presenterCalls.withLock { $0.contains("didMove") })
             #expect(note.fileURL == destination)

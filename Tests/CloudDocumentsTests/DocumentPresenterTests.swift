@@ -103,14 +103,7 @@ struct DocumentPresenterTests {
     func moveFollows() async throws {
         try await withOpenNote(named: "before.txt", containing: "content") { folder, source, document in
             let destination = folder.appendingPathComponent("after.txt")
-            try await onBackgroundThread {
-                let coordinator = Coordinator()
-                try coordinator.coordinate(writingItemAt: source, options: .forMoving,
-                                           writingItemAt: destination, options: .forReplacing) { from, to in
-                    try FileManager.default.moveItem(at: from, to: to)
-                    coordinator.item(at: from, didMoveTo: to)
-                }
-            }
+            try await coordinatedMove(source, to: destination)
             await drainDocumentQueue(document)
             #expect(document.fileURL == destination)
             #expect(document.localizedName == "after")

@@ -76,6 +76,19 @@ func onBackgroundThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
+/// Moves `source` to `destination` as an app does: one coordinated write on both (moving,
+/// replacing), the move, then `item(at:didMoveTo:)` so presenters follow. Runs off the main actor.
+func coordinatedMove(_ source: URL, to destination: URL) async throws {
+    try await onBackgroundThread {
+        let coordinator = Coordinator()
+        try coordinator.coordinate(writingItemAt: source, options: .forMoving,
+                                   writingItemAt: destination, options: .forReplacing) { from, to in
+            try FileManager.default.moveItem(at: from, to: to)
+            coordinator.item(at: from, didMoveTo: to)
+        }
+    }
+}
+
 /// Waits until the presenter queue has run everything queued on it so far, and the main-actor
 /// work those messages queued has run and been announced.
 func drainDocumentQueue(_ document: CloudDocument) async {

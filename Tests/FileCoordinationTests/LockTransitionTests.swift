@@ -42,6 +42,21 @@ struct LockTransitionTests {
     /// Reader and writer purposes: plain (nil) or a purpose group.
     static let upgradeModes: [(String?, String?)] = [(nil, nil), ("com.example.r", nil), (nil, "com.example.w"), ("com.example.r", "com.example.w")]
 
+    /// Takes a read of `file`, says so (`readHeld`), waits until the test has queued a writer
+    /// (`writerQueued`), upgrades to a write inside the read, writes "upgraded", and hands what
+    /// the read then sees to `readBack`, still inside the read.
+    static func readThenUpgrade(_ reader: Coordinator, _ file: URL, readHeld: Signal, writerQueued: Signal,
+                                readBack: (String) -> Void) throws {
+        try reader.coordinate(readingItemAt: file) { url in
+            readHeld.fire()
+            _ = writerQueued.wait()
+            try reader.coordinate(writingItemAt: url) { url in
+                try "upgraded".write(to: url, atomically: false, encoding: .utf8)
+            }
+            readBack((try? String(contentsOf: url, encoding: .utf8)) ?? "?")
+        }
+    }
+
     @Test(arguments: upgradeModes)
     func aReadUpgradedToAWriteGetsPastAWriterQueuedInThisProcess(readerPurpose: String?, writerPurpose: String?) throws {
         let scratch = try Scratch()
@@ -53,13 +68,8 @@ struct LockTransitionTests {
         let writerQueued = Signal(), readHeld = Signal()
         let readerDone = onThread {
             do {
-                try reader.coordinate(readingItemAt: file) { url in
-                    readHeld.fire()
-                    _ = writerQueued.wait()
-                    try reader.coordinate(writingItemAt: url) { url in
-                        try "upgraded".write(to: url, atomically: false, encoding: .utf8)
-                    }
-                    events.mutate { $0.append("read back " + ((try? String(contentsOf: url, encoding: .utf8)) ?? "?")) }
+                try Self.readThenUpgrade(reader, file, readHeld: readHeld, writerQueued: writerQueued) { text in
+                    events.mutate { $0.append("read back " + text) }
                 }
             } catch {
                 events.mutate { $0.append("reader failed: \(error)") }
@@ -94,14 +104,7 @@ struct LockTransitionTests {
         let readHeld = Signal(), writerQueued = Signal()
         let readerDone = onThread {
             do {
-                try reader.coordinate(readingItemAt: file) { url in
-                    readHeld.fire()
-                    _ = writerQueued.wait()
-                    try reader.coordinate(writingItemAt: url) { url in
-                        try "upgraded".write(to: url, atomically: false, encoding: .utf8)
-                    }
-                    readBack.value = (try? String(contentsOf: url, encoding: .utf8)) ?? "?"
-                }
+                try Self.readThenUpgrade(reader, file, readHeld: readHeld, writerQueued: writerQueued) { readBack.value = $0 }
             } catch {
                 readBack.value = "failed: \(error)"
             }
