@@ -63,7 +63,7 @@ final class IdentityWatchState: Sendable {
         var descriptor: Int32 = -1
         var watch: Int32 = -1
         var watchedFolder: String?
-        // @unchecked-free: DispatchSourceRead is only touched under this lock.
+        /// Only touched under the lock.
         var source: (any DispatchSourceRead)?
         var last: Result<UbiquityConfiguration, UbiquityError>?
     }
@@ -106,13 +106,19 @@ final class IdentityWatchState: Sendable {
         }
     }
 
-    /// On the queue: re-reads the configuration and posts when it differs from the last one.
+    /// On the queue: moves the watch if the folder appeared or went, then re-reads the
+    /// configuration (after the move, so a file written before the new watch existed is seen) and
+    /// posts when it differs from the last one.
     private func configurationMayHaveChanged(account: UbiquityAccount, folder: String) {
-        let now = Result { () throws(UbiquityError) in try account.configuration() }
-        let changed = state.withLock { state -> Bool in
+        let watching = state.withLock { state -> Bool in
             guard state.source != nil else { return false }
             Self.arm(&state, folder: folder)
-            guard state.last != now else { return false }
+            return true
+        }
+        guard watching else { return }
+        let now = Result { () throws(UbiquityError) in try account.configuration() }
+        let changed = state.withLock { state -> Bool in
+            guard state.source != nil, state.last != now else { return false }
             state.last = now
             return true
         }

@@ -74,7 +74,8 @@ public enum SyncToolDetection {
             return nil
         }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: cache + "/rclone/bisync") else { return nil }
-        let mangled = String(path.dropFirst()).replacingOccurrences(of: "/", with: "_")
+        let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+        let mangled = String(trimmed.dropFirst()).replacingOccurrences(of: "/", with: "_")
         let pattern = mangled + ".."
         let tail = ".." + mangled + "."
         return names.contains { $0.hasSuffix(".lst") && ($0.hasPrefix(pattern) || $0.contains(tail) || $0.contains("_" + pattern)) } ? .rclone : nil
