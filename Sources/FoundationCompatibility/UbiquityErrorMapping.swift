@@ -42,12 +42,9 @@ enum UbiquityErrorMapping {
         case .coordinationFailed: code = NSFileLockingError
         case .moveFailed(_, _, let number):
             switch number {
-            case ENOSPC, EDQUOT: code = NSFileWriteOutOfSpaceError
-            case EACCES, EPERM: code = NSFileWriteNoPermissionError
-            case EROFS: code = NSFileWriteVolumeReadOnlyError
             case ENAMETOOLONG: code = NSFileWriteInvalidFileNameError
-            case ENOENT, ENOTDIR: code = NSFileNoSuchFileError
-            default: code = NSFileWriteUnknownError
+            case ENOTDIR: code = NSFileNoSuchFileError
+            default: code = CocoaWriteErrorCode.code(forErrno: number)
             }
         }
         var userInfo: [String: Any] = [

@@ -186,23 +186,22 @@ struct ContainerMoveTests {
         #expect(child.expect("PRESENTING") == "PRESENTING")
         let inCloud = try cloud.documents().appending(path: "shared.txt")
         try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
-        var lines = try await onOwnThread { () -> [String] in
-            var lines: [String] = []
-            while !(lines.contains { $0.hasPrefix("MOVED") } && lines.contains { $0.hasPrefix("DOCUMENT-MOVED") }),
-                  let line = child.readLine() { lines.append(line) }
-            return lines
+        // The presenter's and the document's reports of one move, in either order.
+        let bothMoved = { @Sendable in
+            try await onOwnThread { () -> [String] in
+                var lines: [String] = []
+                while !(lines.contains { $0.hasPrefix("MOVED") } && lines.contains { $0.hasPrefix("DOCUMENT-MOVED") }),
+                      let line = child.readLine() { lines.append(line) }
+                return lines
+            }
         }
+        var lines = try await bothMoved()
         #expect(lines.contains("MOVED \(inCloud.path)"), "\(lines)")
         #expect(lines.contains("DOCUMENT-MOVED \(inCloud.path)"), "\(lines)")
 
         let back = cloud.local.appending(path: "back.txt")
         try await cloud.account.setUbiquitous(false, itemAt: inCloud, destinationURL: back)
-        lines = try await onOwnThread { () -> [String] in
-            var lines: [String] = []
-            while !(lines.contains { $0.hasPrefix("MOVED") } && lines.contains { $0.hasPrefix("DOCUMENT-MOVED") }),
-                  let line = child.readLine() { lines.append(line) }
-            return lines
-        }
+        lines = try await bothMoved()
         #expect(lines.contains("MOVED \(back.path)"), "\(lines)")
         #expect(lines.contains("DOCUMENT-MOVED \(back.path)"), "\(lines)")
     }
