@@ -206,3 +206,43 @@ struct ContainerMoveTests {
         #expect(lines.contains("DOCUMENT-MOVED \(back.path)"), "\(lines)")
     }
 }
+
+/// Moves between file systems: the container root on a small tmpfs, the local folder on /tmp.
+@Suite("Moving across file systems")
+struct CrossFileSystemMoveTests {
+    @Test("across file systems the item is copied then removed; a folder too; presenters follow")
+    func copiesAcross() async throws {
+        let cloud = try ScratchCloud(tmpfsSize: "1m")
+        defer { cloud.remove() }
+        let local = try cloud.localFile("across.txt", "across")
+        let presenter = MoveRecorder(local)
+        Coordinator.addFilePresenter(presenter)
+        defer { Coordinator.removeFilePresenter(presenter) }
+        let inCloud = try cloud.documents().appending(path: "across.txt")
+        try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
+        #expect(text(at: inCloud) == "across")
+        #expect(!FileManager.default.fileExists(atPath: local.path))
+        #expect(try await onOwnThread { presenter.moved.wait(timeout: .now() + 30) == .success })
+
+        let folder = try cloud.documents().appending(path: "Bundle", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: folder.appending(path: "a/b"), withIntermediateDirectories: true)
+        try Data("deep".utf8).write(to: folder.appending(path: "a/b/c.txt"))
+        let localFolder = cloud.local.appending(path: "Bundle", directoryHint: .isDirectory)
+        try await cloud.account.setUbiquitous(false, itemAt: folder, destinationURL: localFolder)
+        #expect(text(at: localFolder.appending(path: "a/b/c.txt")) == "deep")
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+    }
+
+    @Test("a destination file system that fills up: moveFailed with ENOSPC, the item stays, no partial copy")
+    func destinationFull() async throws {
+        let cloud = try ScratchCloud(tmpfsSize: "64k")
+        defer { cloud.remove() }
+        let local = try cloud.localFile("big.bin", String(repeating: "x", count: 256 * 1024))
+        let inCloud = try cloud.documents().appending(path: "big.bin")
+        await #expect(throws: UbiquityError.moveFailed(source: local.path, destination: inCloud.path, errno: ENOSPC)) {
+            try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
+        }
+        #expect(text(at: local)?.count == 256 * 1024)
+        #expect(!FileManager.default.fileExists(atPath: inCloud.path))
+    }
+}

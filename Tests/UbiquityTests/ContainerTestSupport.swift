@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 @testable import Ubiquity
@@ -10,10 +11,18 @@ struct ScratchCloud {
     let folder: URL
     let account: UbiquityAccount
 
-    init(provider: UbiquityProviderKind = .none) throws {
+    /// With `tmpfsSize` (e.g. "64k"), the root is a tmpfs of that size: another file system than
+    /// the local folder (moves copy), and one that fills up. Needs root (tests run as root).
+    init(provider: UbiquityProviderKind = .none, tmpfsSize: String? = nil) throws {
         folder = URL(fileURLWithPath: "/tmp/ubiquity-items-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder.appending(path: "cloud"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder.appending(path: "local"), withIntermediateDirectories: true)
+        if let tmpfsSize {
+            let point = folder.appending(path: "cloud").path
+            guard mount("tmpfs", point, "tmpfs", 0, "size=\(tmpfsSize),mode=0755") == 0 else {
+                throw UbiquityError.moveFailed(source: "tmpfs", destination: point, errno: errno)
+            }
+        }
         account = UbiquityAccount(configuration: UbiquityConfiguration(
             root: folder.appending(path: "cloud", directoryHint: .isDirectory),
             containerIdentifiers: ["com.example.notes", "com.example.other"], provider: provider))
@@ -41,7 +50,10 @@ struct ScratchCloud {
          "CLOUDDOCUMENTS_UBIQUITY_PROVIDER": "none"]
     }
 
-    func remove() { try? FileManager.default.removeItem(at: folder) }
+    func remove() {
+        _ = umount2(root.path, Int32(MNT_DETACH))  // lazily; fails harmlessly when not mounted
+        try? FileManager.default.removeItem(at: folder)
+    }
 }
 
 func text(at url: URL) -> String? {

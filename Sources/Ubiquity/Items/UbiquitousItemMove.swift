@@ -151,14 +151,21 @@ extension UbiquityAccount {
             try FileManager.default.copyItem(atPath: from, toPath: to)
         } catch {
             try? FileManager.default.removeItem(atPath: to)
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
-            throw .ubiquity(.moveFailed(source: from, destination: to, errno: Int32(truncatingIfNeeded: code)))
+            throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
         }
         do {
             try FileManager.default.removeItem(atPath: from)
         } catch {
-            throw .ubiquity(.moveFailed(source: from, destination: to, errno: EIO))
+            throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
         }
+    }
+
+    /// The errno under a FileManager error (corelibs puts an `NSPOSIXErrorDomain` error under
+    /// `NSUnderlyingErrorKey`), else EIO.
+    private static func posixCode(of error: any Error) -> Int32 {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey].flatMap { $0 as? any Error }.map { $0 as NSError }
+        guard let underlying, underlying.domain == NSPOSIXErrorDomain else { return EIO }
+        return Int32(truncatingIfNeeded: underlying.code)
     }
 
     /// Whether something (even a dangling link) is at `url`.
