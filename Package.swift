@@ -73,7 +73,7 @@ let package = Package(
                     dependencies: ["CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "FoundationCompatibilityTests",
-                    dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments"], swiftSettings: strict),
+                    dependencies: ["FoundationCompatibility", "FileCoordination", "CloudDocuments", "TestSupport"], swiftSettings: strict),
         .executableTarget(name: "UbiquityTestHelper", dependencies: ["Ubiquity", "TestSupport"],
                           path: "Tests/UbiquityTestHelper", swiftSettings: strict),
         .testTarget(name: "UbiquityTests",

@@ -31,13 +31,7 @@ enum FileVersionErrorMapping {
         case .coordinationFailed:
             code = NSFileLockingError
         case .storeFailed(_, _, let number):
-            switch number {
-            case ENOSPC, EDQUOT: code = NSFileWriteOutOfSpaceError
-            case EACCES, EPERM: code = NSFileWriteNoPermissionError
-            case EROFS: code = NSFileWriteVolumeReadOnlyError
-            case ENOENT: code = NSFileNoSuchFileError
-            default: code = NSFileWriteUnknownError
-            }
+            code = CocoaWriteErrorCode.code(forErrno: number)
         }
         var userInfo: [String: Any] = [
             NSLocalizedDescriptionKey: error.description,

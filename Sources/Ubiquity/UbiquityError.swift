@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Why a ubiquity operation failed. Every case says what to do about it.
 public enum UbiquityError: Error, Sendable, Equatable {
@@ -13,6 +14,28 @@ public enum UbiquityError: Error, Sendable, Equatable {
     case noContainerIdentifier
     /// The container folder could not be created or is not a folder.
     case containerUnavailable(identifier: String, path: String, reason: String)
+    /// Nothing is at `path` (the item to move, evict or download).
+    case itemNotFound(path: String)
+    /// The item at `path` is not inside any ubiquity container (for eviction, download, or
+    /// `setUbiquitous(false, …)` of an item that is not in the cloud).
+    case itemNotInContainer(path: String)
+    /// `setUbiquitous(true, …)` was given a destination outside every container (Apple: it must
+    /// be made from `url(forUbiquityContainerIdentifier:)`).
+    case destinationNotInContainer(path: String)
+    /// `setUbiquitous(false, …)` was given a destination inside a container (Apple: it must be a
+    /// local place).
+    case destinationInContainer(path: String)
+    /// Something is already at the destination of a move: nothing was moved or replaced.
+    case destinationExists(path: String)
+    /// The move itself failed with `errno` (for example ENOSPC, EACCES, ENAMETOOLONG); the item
+    /// is still at `source`.
+    case moveFailed(source: String, destination: String, errno: Int32)
+    /// The coordinated access for the move could not be had (cancelled, timed out, a presenter
+    /// refused); `reason` is the `CoordinationError`'s description. Nothing was moved.
+    case coordinationFailed(path: String, reason: String)
+    /// The provider keeping the container in sync (named by `provider`) keeps every item fully
+    /// local: it has no placeholders, so nothing can be evicted or downloaded on request.
+    case providerDoesNotSupportPlaceholders(provider: String)
 }
 
 extension UbiquityError: LocalizedError {
@@ -28,6 +51,22 @@ extension UbiquityError: LocalizedError {
             return "No container identifier was given and none is configured: add `container = IDENTIFIER` to the ubiquity configuration or set CLOUDDOCUMENTS_UBIQUITY_CONTAINERS."
         case let .containerUnavailable(identifier, path, reason):
             return "The ubiquity container \(identifier) at \(path) is unavailable: \(reason)."
+        case let .itemNotFound(path):
+            return "There is no item at \(path)."
+        case let .itemNotInContainer(path):
+            return "\(path) is not inside a ubiquity container; only items in a container are in the cloud."
+        case let .destinationNotInContainer(path):
+            return "\(path) is not inside a ubiquity container: to move an item to the cloud, make the destination from the container's URL (url(forUbiquityContainerIdentifier:))."
+        case let .destinationInContainer(path):
+            return "\(path) is inside a ubiquity container: to move an item out of the cloud, give a destination outside every container."
+        case let .destinationExists(path):
+            return "An item named \((path as NSString).lastPathComponent) already exists at \(path); choose another name or remove it first. Nothing was moved."
+        case let .moveFailed(source, destination, code):
+            return "Could not move \(source) to \(destination): \(Errno(rawValue: code).message) (errno \(code)). The item was not moved."
+        case let .coordinationFailed(path, reason):
+            return "Could not coordinate the move of \(path): \(reason)"
+        case let .providerDoesNotSupportPlaceholders(provider):
+            return "The container is kept in sync by \(provider), which keeps every item fully downloaded: there are no placeholders to download or evict."
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Two programs appending to one text file at once keep every line: each save that finds the

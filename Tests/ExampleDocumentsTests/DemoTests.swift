@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `swift run clouddocs-demo`, run as a user would (its second process included), in a private

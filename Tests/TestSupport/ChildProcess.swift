@@ -10,20 +10,25 @@ public final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    public static var helperURL: URL {
+    public static var helperURL: URL { helperURL(named: "CoordinationTestHelper") }
+
+    /// The built worker executable `name` (`CoordinationTestHelper`, `UbiquityTestHelper`), beside
+    /// the test bundle.
+    public static func helperURL(named name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
         ]
         for directory in candidates {
-            let url = directory.appendingPathComponent("CoordinationTestHelper")
+            let url = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return candidates[0].appendingPathComponent("CoordinationTestHelper")
+        return candidates[0].appendingPathComponent(name)
     }
 
-    public init(_ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = Self.helperURL
+    /// Starts `helper` (default `CoordinationTestHelper`) with `arguments`.
+    public init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper") throws {
+        process.executableURL = Self.helperURL(named: helper)
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = input

@@ -70,42 +70,19 @@ enum POSIX {
         PathBytes.withCString(first) { a in PathBytes.withCString(second) { b in body(a, b) } }
     }
 
-    /// Flags of `renameat2(2)` (from `<linux/fs.h>`; not exported by the Glibc module).
-    enum RenameFlag: UInt32 {
-        /// Fail with EEXIST if the destination exists.
-        case noReplace = 1
-        /// Swap source and destination atomically; both must exist.
-        case exchange = 2
-    }
+    /// Flags of `renameat2(2)`.
+    typealias RenameFlag = RenameAt2.Flag
 
-    private typealias RenameAt2 = @convention(c) (
-        Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
-    ) -> Int32
-
-    /// glibc's `renameat2` wrapper (glibc 2.28+). The Glibc module does not import it, and
-    /// `syscall(2)` is variadic and so not callable from Swift; it is looked up once.
-    private static let renameAt2Function: RenameAt2? = {
-        guard let symbol = dlsym(nil, "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: RenameAt2.self)
-    }()
-
-    /// `renameat2(2)` with one flag. Throws errno ENOSYS when the C library lacks the call;
-    /// file systems that lack the flag answer EINVAL (callers fall back on both).
+    /// `renameat2(2)` with one flag (``RenameAt2``). Throws errno ENOSYS when the C library lacks
+    /// the call; file systems that lack the flag answer EINVAL (callers fall back on both).
     static func rename(_ source: String, to destination: String, flag: RenameFlag) throws(SystemCallError) {
         let call = flag == .exchange ? "renameat2(RENAME_EXCHANGE)" : "renameat2(RENAME_NOREPLACE)"
-        guard let function = renameAt2Function else {
-            throw SystemCallError(call: call, path: destination, code: ENOSYS)
-        }
-        _ = try withCStrings(source, destination) { from, to in
-            valueOrErrno { function(AT_FDCWD, from, AT_FDCWD, to, flag.rawValue) }
-        }.get(call: call, path: destination)
+        try RenameAt2.rename(source, to: destination, flag: flag).get(call: call, path: destination)
     }
 
     /// Whether a `renameat2` failure means "this kernel, C library or file system does not
     /// support the flag" rather than a real failure.
-    static func isUnsupported(_ error: SystemCallError) -> Bool {
-        error.code == EINVAL || error.code == ENOSYS || error.code == EOPNOTSUPP
-    }
+    static func isUnsupported(_ error: SystemCallError) -> Bool { RenameAt2.isUnsupported(error.errno) }
 
     /// Opens a directory and `fsync`s it, so that entries created, renamed or removed in it
     /// survive a power loss.

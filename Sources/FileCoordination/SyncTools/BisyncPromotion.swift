@@ -62,21 +62,11 @@ package enum BisyncPromotion {
     /// coordinating) is never replaced; where the flag is unsupported, a plain `rename` (the
     /// check just before, under the coordinated write, makes that safe from coordinated writers).
     private static func renameWithoutReplacing(_ source: String, _ target: String) -> Bool {
-        let result: Int32 = PathBytes.withCString(source) { from in
-            PathBytes.withCString(target) { to in
-                guard let function = renameAt2 else { errno = ENOSYS; return -1 }
-                return function(AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */)
-            }
+        switch RenameAt2.rename(source, to: target, flag: .noReplace) {
+        case .success: return true
+        case .failure(let error) where RenameAt2.isUnsupported(error):
+            return PathBytes.withCString(source) { from in PathBytes.withCString(target) { to in rename(from, to) } } == 0
+        case .failure: return false
         }
-        if result == 0 { return true }
-        guard errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP else { return false }
-        return PathBytes.withCString(source) { from in PathBytes.withCString(target) { to in rename(from, to) } } == 0
     }
-
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-    /// glibc's `renameat2` (not imported by the Glibc module), looked up once.
-    private static let renameAt2: RenameAt2? = {
-        guard let symbol = dlsym(nil, "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: RenameAt2.self)
-    }()
 }

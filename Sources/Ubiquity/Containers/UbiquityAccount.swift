@@ -19,6 +19,8 @@ public final class UbiquityAccount: Sendable {
     }
     private let source: Source
     private let cache = Locked<CachedConfiguration?>(nil)
+    /// The plugged-in provider, detected sync tools and identity watching (Providers/, Containers/UbiquityIdentity*).
+    let extras = AccountExtras()
 
     private struct CachedConfiguration: Sendable {
         var stamp: FileStamp?
@@ -33,6 +35,13 @@ public final class UbiquityAccount: Sendable {
     /// An account that reads its configuration from `environment` and the file it names.
     public init(environment: [String: String]) {
         source = .environment(environment)
+    }
+
+    /// The environment this account reads its configuration from (nil for a fixed
+    /// configuration, which never changes): what the identity watcher watches.
+    var configurationEnvironment: [String: String]? {
+        if case .environment(let environment) = source { return environment }
+        return nil
     }
 
     /// The current configuration.

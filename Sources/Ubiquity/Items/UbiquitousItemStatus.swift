@@ -27,6 +27,10 @@ public struct UbiquitousItemStatus: Sendable, Hashable {
     /// Whether unresolved conflict versions of the item exist (`FileVersion`).
     public var hasUnresolvedConflicts: Bool
 
+    /// Whether a local copy exists (downloaded or current): Apple's "is downloaded" test,
+    /// `downloadingStatus != .notDownloaded`.
+    public var isDownloaded: Bool { downloadingStatus != .notDownloaded }
+
     public init(isUbiquitous: Bool, downloadingStatus: DownloadingStatus = .current, isDownloading: Bool = false,
                 isUploaded: Bool = true, isUploading: Bool = false, percentDownloaded: Double? = nil,
                 percentUploaded: Double? = nil, hasUnresolvedConflicts: Bool = false) {
@@ -54,13 +58,12 @@ extension UbiquityAccount {
         return UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
     }
 
-    /// The status of the item at `url`. Outside every container: `isUbiquitous == false` and
-    /// the rest at its defaults. Inside one, the provider answers (see `UbiquityProvider`).
-    /// Any thread. Never throws: what cannot be learned is reported at its default.
+    /// The status of the item at `url`. Outside every container (or signed out):
+    /// `isUbiquitous == false` and the rest at its defaults. Inside one, the container's provider
+    /// answers (``provider(for:)``; each provider documents what it reports). Any thread. Never
+    /// throws: what cannot be learned is reported at its default.
     public func status(ofItemAt url: URL) -> UbiquitousItemStatus {
-        // Filled by the provider layer (Providers/); this default covers a local-only folder.
-        guard containerOfItem(at: url) != nil else { return UbiquitousItemStatus(isUbiquitous: false) }
-        let conflicts = (try? FileVersion.unresolvedConflictVersionsOfItem(at: url))?.isEmpty == false
-        return UbiquitousItemStatus(isUbiquitous: true, hasUnresolvedConflicts: conflicts)
+        guard let container = containerOfItem(at: url) else { return UbiquitousItemStatus(isUbiquitous: false) }
+        return provider(for: container).status(ofItemAt: url, in: container)
     }
 }

@@ -1,18 +1,17 @@
 import Foundation
-import Testing
 
 /// What one run of an example program left behind.
-struct ToolRun {
-    let status: Int32
-    let output: String
-    let errors: String
+public struct ToolRun: Sendable {
+    public let status: Int32
+    public let output: String
+    public let errors: String
 }
 
-/// Runs the example executable `name` (`text-editor`, `image-tool`, built next to the tests) with
+/// Runs the example executable `name` (`text-editor`, `image-tool`, `clouddocs`, built next to the tests) with
 /// `arguments` in `folder`, and waits for it. Standard output and error go to files in a private
 /// folder (no pipe to drain, so no deadlock however much it prints); standard input is empty.
 /// `environment` entries are added to this process's environment.
-func runExampleTool(_ name: String, _ arguments: [String], in folder: URL,
+public func runExampleTool(_ name: String, _ arguments: [String], in folder: URL,
                     environment: [String: String] = [:]) throws -> ToolRun {
     let outputs = FileManager.default.temporaryDirectory
         .appendingPathComponent("tool-output-\(UUID().uuidString)", isDirectory: true)
@@ -40,14 +39,6 @@ func runExampleTool(_ name: String, _ arguments: [String], in folder: URL,
 }
 
 /// The built executable `name`: in the build folder, beside the test bundle.
-func exampleToolURL(_ name: String) -> URL {
-    let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-    ]
-    for directory in candidates {
-        let url = directory.appendingPathComponent(name)
-        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-    }
-    return candidates[0].appendingPathComponent(name)
+public func exampleToolURL(_ name: String) -> URL {
+    ChildProcess.helperURL(named: name)
 }

@@ -1,0 +1,58 @@
+import Foundation
+internal import Ubiquity
+
+/// Turns a `UbiquityError` into the `NSError` a Cocoa developer expects from `FileManager`'s iCloud
+/// methods: domain `NSCocoaErrorDomain`, the error's description, `NSURLErrorKey` and
+/// `NSFilePathErrorKey` naming the item, and the `UbiquityError` under `NSUnderlyingErrorKey`.
+///
+/// | `UbiquityError` | code |
+/// |---|---|
+/// | `notSignedIn` | `NSUbiquitousFileUbiquityServerNotAvailable` (4355) |
+/// | `noContainerIdentifier`, `containerUnavailable`, `itemNotInContainer` | `NSUbiquitousFileUnavailableError` (4353) |
+/// | `configurationInvalid` | `NSFileReadCorruptFileError` (259) |
+/// | `configurationUnreadable` | `NSFileReadUnknownError` (256) |
+/// | `itemNotFound` | `NSFileNoSuchFileError` (4) |
+/// | `destinationNotInContainer`, `destinationInContainer` | `NSFileWriteInvalidFileNameError` (514) |
+/// | `destinationExists` | `NSFileWriteFileExistsError` (516) |
+/// | `providerDoesNotSupportPlaceholders` | `NSFeatureUnsupportedError` (3328) |
+/// | `coordinationFailed` | `NSFileLockingError` (255) (`setUbiquitous` maps the `CoordinationError` itself, as `NSFileCoordinator` does) |
+/// | `moveFailed` with `ENOSPC`/`EDQUOT` | `NSFileWriteOutOfSpaceError` (640) |
+/// | `moveFailed` with `EACCES`/`EPERM` | `NSFileWriteNoPermissionError` (513) |
+/// | `moveFailed` with `EROFS` | `NSFileWriteVolumeReadOnlyError` (642) |
+/// | `moveFailed` with `ENAMETOOLONG` | `NSFileWriteInvalidFileNameError` (514) |
+/// | `moveFailed` with `ENOENT`/`ENOTDIR` | `NSFileNoSuchFileError` (4) |
+/// | `moveFailed` otherwise | `NSFileWriteUnknownError` (512) |
+enum UbiquityErrorMapping {
+    static func nsError(for error: UbiquityError, item: URL) -> NSError {
+        var url = item
+        let code: Int
+        switch error {
+        case .notSignedIn: code = NSUbiquitousFileUbiquityServerNotAvailable
+        case .noContainerIdentifier, .containerUnavailable, .itemNotInContainer: code = NSUbiquitousFileUnavailableError
+        case .configurationInvalid: code = NSFileReadCorruptFileError
+        case .configurationUnreadable: code = NSFileReadUnknownError
+        case .itemNotFound: code = NSFileNoSuchFileError
+        case .destinationNotInContainer(let path), .destinationInContainer(let path):
+            code = NSFileWriteInvalidFileNameError
+            url = URL(fileURLWithPath: path)
+        case .destinationExists(let path):
+            code = NSFileWriteFileExistsError
+            url = URL(fileURLWithPath: path)
+        case .providerDoesNotSupportPlaceholders: code = NSFeatureUnsupportedError
+        case .coordinationFailed: code = NSFileLockingError
+        case .moveFailed(_, _, let number):
+            switch number {
+            case ENAMETOOLONG: code = NSFileWriteInvalidFileNameError
+            case ENOTDIR: code = NSFileNoSuchFileError
+            default: code = CocoaWriteErrorCode.code(forErrno: number)
+            }
+        }
+        var userInfo: [String: Any] = [
+            NSLocalizedDescriptionKey: error.errorDescription ?? "\(error)",
+            NSUnderlyingErrorKey: error,
+            NSURLErrorKey: url,
+        ]
+        if url.isFileURL { userInfo[NSFilePathErrorKey] = url.path }
+        return NSError(domain: NSCocoaErrorDomain, code: code, userInfo: userInfo)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Dispatch
+import FileCoordination
+import Glibc
+import SystemSupport
+
+extension UbiquityAccount {
+    /// Apple's `NSUbiquityIdentityDidChange` (`"NSUbiquityIdentityDidChangeNotification"`; the
+    /// FoundationCompatibility module also names it `Notification.Name.NSUbiquityIdentityDidChange`).
+    ///
+    /// Posted to `NotificationCenter.default`, with the account as `object` and no `userInfo`,
+    /// when the account's configuration changes — the configuration file is created, edited,
+    /// replaced or removed so that what it says is different (a new root, containers or provider,
+    /// or it became unreadable or readable again) — while at least one
+    /// ``beginObservingIdentityChanges()`` observation is alive. Read ``identityToken`` in the
+    /// handler: `nil` means signed out.
+    ///
+    /// **Thread:** posted on the account's private serial queue `Ubiquity.identity` (not the main
+    /// thread); `NotificationCenter` runs observers registered with `queue: nil` right there, so
+    /// hop to the main actor to touch UI state, or register with `queue: .main`.
+    public static let identityDidChangeNotification = Notification.Name("NSUbiquityIdentityDidChangeNotification")
+
+    /// Starts watching the configuration for ``identityDidChangeNotification`` and keeps watching
+    /// until the returned observation is cancelled or released (several observations share one
+    /// watcher). Watching is one `inotify` watch on the configuration file's folder — on the
+    /// nearest existing folder above it while that folder does not exist — read on the
+    /// `Ubiquity.identity` queue. An account made with a fixed configuration never changes and
+    /// never posts. If `inotify` is unavailable (the per-user watch limit reached), nothing is
+    /// posted; ``identityToken`` stays right.
+    public func beginObservingIdentityChanges() -> UbiquityIdentityObservation {
+        extras.identity.retain(account: self)
+        let identity = extras.identity
+        return UbiquityIdentityObservation { identity.release() }
+    }
+}
+
+/// Keeps ``UbiquityAccount/identityDidChangeNotification`` coming while it is alive. Cancel it,
+/// or let it go, to stop. Any thread.
+public final class UbiquityIdentityObservation: Sendable {
+    private let stop: Locked<(@Sendable () -> Void)?>
+
+    init(stop: @escaping @Sendable () -> Void) {
+        self.stop = Locked(stop)
+    }
+
+    /// Stops this observation (the watcher stops with the last one). Calling it again does nothing.
+    public func cancel() {
+        let action = stop.withLock { value -> (@Sendable () -> Void)? in
+            defer { value = nil }
+            return value
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}
+
+/// The identity watcher of one account: an inotify descriptor read by a dispatch source on a
+/// serial queue, alive while `observers > 0`. State behind `Locked`.
+final class IdentityWatchState: Sendable {
+    private struct State {
+        var observers = 0
+        var descriptor: Int32 = -1
+        var watch: Int32 = -1
+        var watchedFolder: String?
+        /// Only touched under the lock.
+        var source: (any DispatchSourceRead)?
+        var last: Result<UbiquityConfiguration, UbiquityError>?
+    }
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "Ubiquity.identity")
+
+    func retain(account: UbiquityAccount) {
+        guard let environment = account.configurationEnvironment else {
+            state.withLock { $0.observers += 1 }
+            return
+        }
+        let folder = UbiquityConfiguration.configurationFileURL(environment: environment).deletingLastPathComponent().path
+        state.withLock { state in
+            state.observers += 1
+            guard state.observers == 1 else { return }
+            state.last = Result { () throws(UbiquityError) in try account.configuration() }
+            let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            guard descriptor >= 0 else { return }
+            state.descriptor = descriptor
+            Self.arm(&state, folder: folder)
+            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+            source.setEventHandler { [weak account, weak self] in
+                guard let self else { return }
+                Self.drain(descriptor)
+                guard let account else { return }
+                self.configurationMayHaveChanged(account: account, folder: folder)
+            }
+            source.setCancelHandler { _ = Glibc.close(descriptor) }
+            state.source = source
+            source.resume()
+        }
+    }
+
+    func release() {
+        state.withLock { state in
+            state.observers -= 1
+            guard state.observers == 0, let source = state.source else { return }
+            source.cancel()
+            state = State()
+        }
+    }
+
+    /// On the queue: moves the watch if the folder appeared or went, then re-reads the
+    /// configuration (after the move, so a file written before the new watch existed is seen) and
+    /// posts when it differs from the last one.
+    private func configurationMayHaveChanged(account: UbiquityAccount, folder: String) {
+        let watching = state.withLock { state -> Bool in
+            guard state.source != nil else { return false }
+            Self.arm(&state, folder: folder)
+            return true
+        }
+        guard watching else { return }
+        let now = Result { () throws(UbiquityError) in try account.configuration() }
+        let changed = state.withLock { state -> Bool in
+            guard state.source != nil, state.last != now else { return false }
+            state.last = now
+            return true
+        }
+        if changed {
+            NotificationCenter.default.post(name: UbiquityAccount.identityDidChangeNotification, object: account)
+        }
+    }
+
+    /// Watches `folder`, or the nearest existing folder above it, moving the watch when that
+    /// changes (the folder was created or removed).
+    private static func arm(_ state: inout State, folder: String) {
+        var target = folder
+        while !target.isEmpty, target != "/", !isDirectory(target) {
+            target = (target as NSString).deletingLastPathComponent
+        }
+        if target.isEmpty { target = "/" }
+        guard target != state.watchedFolder else { return }
+        if state.watch >= 0 { inotify_rm_watch(state.descriptor, state.watch) }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+        state.watch = PathBytes.withCString(target) { inotify_add_watch(state.descriptor, $0, mask) }
+        state.watchedFolder = state.watch >= 0 ? target : nil
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return PathBytes.withCString(path) { stat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Reads every pending event (their content does not matter: the configuration is re-read).
+    private static func drain(_ descriptor: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while retryingOnInterrupt({ read(descriptor, &buffer, buffer.count) }) > 0 {}
+    }
+}

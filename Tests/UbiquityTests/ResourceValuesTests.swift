@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import Ubiquity
+
+/// The ubiquitous-item resource keys corelibs declares but never fills.
+@Suite("Ubiquitous resource values")
+struct ResourceValuesTests {
+    @Test("corelibs leaves the ubiquitous keys out; ubiquitousResourceValues(forKeys:) fills them from the provider")
+    func values() throws {
+        let cloud = try ScratchCloud()
+        defer { cloud.remove() }
+        let item = try cloud.documents().appending(path: "a.txt")
+        try Data("a".utf8).write(to: item)
+        #expect(try item.resourceValues(forKeys: [.ubiquitousItemDownloadingStatusKey]).allValues.isEmpty)
+
+        let keys: Set<URLResourceKey> = [.isUbiquitousItemKey, .ubiquitousItemDownloadingStatusKey, .ubiquitousItemIsDownloadingKey,
+                                         .ubiquitousItemIsUploadedKey, .ubiquitousItemIsUploadingKey, .ubiquitousItemHasUnresolvedConflictsKey,
+                                         .ubiquitousItemContainerDisplayNameKey, .ubiquitousItemPercentDownloadedKey, .nameKey]
+        let values = try item.ubiquitousResourceValues(forKeys: keys, account: cloud.account)
+        #expect(values[.isUbiquitousItemKey] as? Bool == true)
+        #expect(values[.ubiquitousItemDownloadingStatusKey] as? String == "NSURLUbiquitousItemDownloadingStatusCurrent")
+        #expect(values[.ubiquitousItemIsDownloadingKey] as? Bool == false)
+        #expect(values[.ubiquitousItemIsUploadedKey] as? Bool == true)
+        #expect(values[.ubiquitousItemIsUploadingKey] as? Bool == false)
+        #expect(values[.ubiquitousItemHasUnresolvedConflictsKey] as? Bool == false)
+        #expect(values[.ubiquitousItemContainerDisplayNameKey] as? String == "com.example.notes")
+        #expect(values[.ubiquitousItemPercentDownloadedKey] as? Double == 100)
+        #expect(values[.nameKey] == nil, "other keys are resourceValues(forKeys:)'s")
+    }
+
+    @Test("outside containers only isUbiquitousItem (false) comes back; a missing item throws")
+    func outsideAndMissing() throws {
+        let cloud = try ScratchCloud()
+        defer { cloud.remove() }
+        let local = try cloud.localFile("x.txt")
+        let values = try local.ubiquitousResourceValues(forKeys: [.isUbiquitousItemKey, .ubiquitousItemIsUploadedKey], account: cloud.account)
+        #expect(values.count == 1 && values[.isUbiquitousItemKey] as? Bool == false)
+        let missing = cloud.local.appending(path: "missing")
+        #expect(throws: UbiquityError.itemNotFound(path: missing.path)) {
+            try missing.ubiquitousResourceValues(forKeys: [.isUbiquitousItemKey], account: cloud.account)
+        }
+    }
+}
