@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
 
-/// A separate process running `CoordinationTestHelper`, driven line by line through pipes.
+/// A separate process running `CoordinationTestHelper` (or another worker executable built beside
+/// the tests, such as `UbiquityTestHelper`), driven line by line through pipes.
 /// Shared by every test target (the one copy of the pipe reader).
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked: used from the one test that created it.
@@ -10,20 +11,24 @@ public final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    public static var helperURL: URL {
+    public static var helperURL: URL { helperURL(named: "CoordinationTestHelper") }
+
+    /// The worker executable `name`, built beside the tests.
+    public static func helperURL(named name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
         ]
         for directory in candidates {
-            let url = directory.appendingPathComponent("CoordinationTestHelper")
+            let url = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return candidates[0].appendingPathComponent("CoordinationTestHelper")
+        return candidates[0].appendingPathComponent(name)
     }
 
-    public init(_ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = Self.helperURL
+    public init(_ arguments: [String], environment: [String: String]? = nil,
+                helper: String = "CoordinationTestHelper") throws {
+        process.executableURL = Self.helperURL(named: helper)
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = input
