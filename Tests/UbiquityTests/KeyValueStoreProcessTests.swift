@@ -152,6 +152,7 @@ struct KeyValueStoreProcessTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["device-1.json", "device-2.json"])
         let own = try #require(try KeyValueStoreFile.read(folder.appending(path: "device-1.json").path))
         #expect(own.file.entries["only-in-copy"]?.value == .integer(1))
+        #expect(store.disk.withLock { $0.conflictCopiesMerged } == 1)
     }
 
     @Test("signed out: values stay in memory; signing in writes them; another container is an account change")

@@ -88,6 +88,7 @@ extension KeyValueStore {
             if !additions.isEmpty {
                 written = try writeDeviceFile(folder, adding: additions)
                 for name in copies { unlink(folder.filePath(name)) }
+                disk.conflictCopiesMerged += copies.count
                 state.withLock { state in
                     for (key, entry) in pending where state.pending[key]?.stamp == entry.stamp {
                         state.pending.removeValue(forKey: key)
@@ -95,8 +96,11 @@ extension KeyValueStore {
                 }
             }
 
-            // Every device file that changed since it was last read.
-            var snapshots: [String: KeyValueStoreFile.Snapshot] = [:]
+            // Every device file that changed since it was last read. A file that is gone keeps
+            // its last contents: Syncthing replaces a changed file by deleting it, then renaming
+            // the new one into place, and a read in between must not lose its keys (nor report
+            // them removed). Keys are removed by tombstones, never by removing a file.
+            var snapshots = disk.snapshots
             var deviceFiles = listing.deviceFiles
             if written != nil, !deviceFiles.contains(ownName) { deviceFiles.append(ownName) }
             for name in deviceFiles {
@@ -105,17 +109,13 @@ extension KeyValueStore {
                     continue
                 }
                 let path = folder.filePath(name)
-                if let known = disk.snapshots[name], known.identity == FileIdentity.of(path, followingLinks: true) {
-                    snapshots[name] = known
-                    continue
-                }
+                if let known = disk.snapshots[name], known.identity == FileIdentity.of(path, followingLinks: true) { continue }
                 do throws(KeyValueStoreError) {
                     if let snapshot = try KeyValueStoreFile.read(path) { snapshots[name] = snapshot }
                     disk.skippedFiles.removeValue(forKey: name)
                 } catch {
                     // A damaged or newer file: keep what was read of it before, if anything.
                     disk.skippedFiles[name] = error
-                    if let known = disk.snapshots[name] { snapshots[name] = known }
                 }
             }
             disk.snapshots = snapshots

@@ -67,6 +67,9 @@ public final class KeyValueStore: Sendable {
         var knownDevices: Set<String> = []
         /// The last error met reading other devices' files (they are skipped), for diagnostics.
         var skippedFiles: [String: KeyValueStoreError] = [:]
+        /// How many sync-tool conflict copies this store merged and removed (for tests and
+        /// diagnostics).
+        var conflictCopiesMerged = 0
     }
     let disk = Locked(DiskState())
 
