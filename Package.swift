@@ -55,14 +55,14 @@ let package = Package(
                           path: "Examples/clouddocs", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
-        .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination"],
+        .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
         .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
-        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity"], swiftSettings: strict),
+        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],

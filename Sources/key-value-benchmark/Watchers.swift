@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import BenchmarkSupport
 import Ubiquity
 
 // The child process's side: a watcher that prints one line per change it is told of, as soon as
@@ -53,40 +54,5 @@ func runRawWatcher(folder: String) {
             if !name.hasPrefix(".") { sayLine("change \(name)") }
             offset += MemoryLayout<inotify_event>.size + length
         }
-    }
-}
-
-/// A copy of this program running one of the watchers, read line by line.
-final class WatcherProcess {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var buffer: [UInt8] = []
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--child"] + arguments
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-    }
-
-    func readLine() -> String? {
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                defer { buffer.removeFirst(newline + 1) }
-                return String(decoding: buffer[..<newline], as: UTF8.self)
-            }
-            var chunk = [UInt8](repeating: 0, count: 512)
-            let count = read(descriptor, &chunk, chunk.count)
-            guard count > 0 else { return nil }
-            buffer += chunk[..<count]
-        }
-    }
-
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
     }
 }

@@ -4,6 +4,7 @@
 // what `set` and `synchronize()` cost. Run with `swift run -c release key-value-benchmark`.
 import Foundation
 import Glibc
+import BenchmarkSupport
 import Ubiquity
 
 let usage = """
@@ -66,7 +67,7 @@ let work = FileManager.default.temporaryDirectory.appending(path: "key-value-ben
 defer { try? FileManager.default.removeItem(at: work) }
 
 /// Rounds of "write, then wait for the watcher's line naming `key(round)`".
-func latencies(watcher: WatcherProcess, rounds: Int, warmUp: Int = 20, key: (Int) -> String, write: (Int) throws -> Void) throws -> [Double] {
+func latencies(watcher: BenchmarkChild, rounds: Int, warmUp: Int = 20, key: (Int) -> String, write: (Int) throws -> Void) throws -> [Double] {
     guard watcher.readLine() == "ready" else { throw BenchmarkFailure("the watcher did not start") }
     var samples: [Double] = []
     for round in 0..<(warmUp + rounds) {
@@ -93,7 +94,7 @@ do {
     for (label, otherDevice) in [("latency, same device", "device-1"), ("latency, another device", "device-2")] {
         let folder = work.appending(path: label.replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: ",", with: ""))
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
-        let watcher = try WatcherProcess(["store", folder.path, otherDevice])
+        let watcher = try BenchmarkChild(["store", folder.path, otherDevice])
         let samples = try latencies(watcher: watcher, rounds: rounds, key: { "key-\($0)" }) { round in
             try store.set(.integer(Int64(round)), forKey: "key-\(round)")
             try store.synchronize()
@@ -105,7 +106,7 @@ do {
     try FileManager.default.createDirectory(at: rawFolder, withIntermediateDirectories: true)
     let payload = [UInt8](repeating: UInt8(ascii: "x"), count: 200)
     let folderDescriptor = open(rawFolder.path, O_RDONLY | O_DIRECTORY)
-    let rawSamples = try latencies(watcher: try WatcherProcess(["raw", rawFolder.path]), rounds: rounds, key: { "file-\($0)" }) { round in
+    let rawSamples = try latencies(watcher: try BenchmarkChild(["raw", rawFolder.path]), rounds: rounds, key: { "file-\($0)" }) { round in
         let temporary = rawFolder.path + "/.tmp", target = rawFolder.path + "/file-\(round)"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0, write(descriptor, payload, payload.count) == payload.count, fsync(descriptor) == 0,
