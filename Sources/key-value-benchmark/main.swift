@@ -8,7 +8,7 @@ import BenchmarkSupport
 import Ubiquity
 
 let usage = """
-    key-value-benchmark [--rounds N]
+    key-value-benchmark [--rounds N] [--profile-synchronize]
 
     Prints a Markdown table (p50 / p99 over N rounds, default 300, after 20 warm-up rounds):
       latency, same device      set + synchronize() in this process → the change handler of a
@@ -19,6 +19,9 @@ let usage = """
                                 a bare inotify watch of the folder in another process
       set                       KeyValueStore.set of a small integer (in memory)
       synchronize               set + synchronize() of one key, nobody watching, 100 keys stored
+      idle synchronize          synchronize() with nothing to write or read
+      load                      making a store over the same folder (reads and decodes the file)
+    --profile-synchronize measures only the last four rows (for `perf record`).
     Everything lives in one temporary folder under $TMPDIR, removed at the end.
     """
 
@@ -32,9 +35,12 @@ if arguments.first == "--child" {
     }
     exit(0)
 }
+var profileOnly = false
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
+    case "--profile-synchronize":
+        profileOnly = true
     case "--rounds":
         guard let value = arguments.first.flatMap(Int.init), value > 0 else { print(usage); exit(2) }
         rounds = value
@@ -88,20 +94,8 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-do {
-    print("| measure (\(rounds) rounds) | p50 | p99 |")
-    print("| --- | --- | --- |")
-    for (label, otherDevice) in [("latency, same device", "device-1"), ("latency, another device", "device-2")] {
-        let folder = work.appending(path: label.replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: ",", with: ""))
-        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
-        let watcher = try BenchmarkChild(["store", folder.path, otherDevice])
-        let samples = try latencies(watcher: watcher, rounds: rounds, key: { "key-\($0)" }) { round in
-            try store.set(.integer(Int64(round)), forKey: "key-\(round)")
-            try store.synchronize()
-        }
-        row("set + synchronize() → another process's change handler, \(label == "latency, same device" ? "same device" : "another device")", samples)
-    }
-
+/// The floor: a durable rename of a small file into a folder, seen by inotify in another process.
+@MainActor func measureRawFloor() throws {
     let rawFolder = work.appending(path: "raw")
     try FileManager.default.createDirectory(at: rawFolder, withIntermediateDirectories: true)
     let payload = [UInt8](repeating: UInt8(ascii: "x"), count: 200)
@@ -116,6 +110,23 @@ do {
     }
     close(folderDescriptor)
     row("raw floor: durable rename of a 200-byte file → inotify in another process", rawSamples)
+}
+
+do {
+    print("| measure (\(rounds) rounds) | p50 | p99 |")
+    print("| --- | --- | --- |")
+    for (label, otherDevice) in [("latency, same device", "device-1"), ("latency, another device", "device-2")] where !profileOnly {
+        let folder = work.appending(path: label.replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: ",", with: ""))
+        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
+        let watcher = try BenchmarkChild(["store", folder.path, otherDevice])
+        let samples = try latencies(watcher: watcher, rounds: rounds, key: { "key-\($0)" }) { round in
+            try store.set(.integer(Int64(round)), forKey: "key-\(round)")
+            try store.synchronize()
+        }
+        row("set + synchronize() → another process's change handler, \(label == "latency, same device" ? "same device" : "another device")", samples)
+    }
+
+    if !profileOnly { try measureRawFloor() }
 
     let quiet = KeyValueStore(folder: work.appending(path: "quiet"), deviceIdentifier: "device-1")
     for index in 0..<100 { try quiet.set(.string("value \(index)"), forKey: "filler-\(index)") }
@@ -134,6 +145,21 @@ do {
     }
     row("set (in memory)", setSamples, unit: "µs", scale: 1e3)
     row("synchronize() of one changed key, 100 keys stored", syncSamples)
+
+    var idleSamples: [Double] = [], loadSamples: [Double] = []
+    for round in 0..<(20 + rounds) {
+        let start = nowNanoseconds()
+        try quiet.synchronize()
+        let afterIdle = nowNanoseconds()
+        _ = KeyValueStore(folder: work.appending(path: "quiet"), deviceIdentifier: "reader").dictionaryRepresentation
+        let end = nowNanoseconds()
+        if round >= 20 {
+            idleSamples.append(Double(afterIdle - start))
+            loadSamples.append(Double(end - afterIdle))
+        }
+    }
+    row("synchronize() with nothing changed (list the folder, stat the files)", idleSamples)
+    row("a new store of 101 keys (read + decode + merge)", loadSamples)
 } catch {
     print("key-value-benchmark: \(error)")
     exit(1)

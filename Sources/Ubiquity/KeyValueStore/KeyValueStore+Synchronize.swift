@@ -32,6 +32,7 @@ extension KeyValueStore {
     /// (signed out): those are kept and written to the new one. ``synchronize()`` calls this;
     /// call it from the handler of the identity-did-change notification to react at once.
     public func accountDidChange() {
+        guard isAccountBacked else { return }   // a store made with a fixed folder keeps it
         guard case .success(let folder) = resolveFolder() else {
             // Signed out (or the container cannot be made): keep the values, stop writing.
             let wasAvailable = disk.withLock { disk -> Bool in
@@ -86,7 +87,7 @@ extension KeyValueStore {
             KeyValueStoreEntry.merge(pending, into: &additions)
             var written: KeyValueStoreFile.Snapshot?
             if !additions.isEmpty {
-                written = try writeDeviceFile(folder, adding: additions)
+                written = try writeDeviceFile(folder, adding: additions, lastRead: disk.snapshots[ownName])
                 for name in copies { unlink(folder.filePath(name)) }
                 disk.conflictCopiesMerged += copies.count
                 state.withLock { state in
@@ -165,13 +166,20 @@ extension KeyValueStore {
 
     /// Merges `additions` into this device's file in a coordinated read-modify-write (other
     /// processes of this device write it the same way), saved atomically and durably with
-    /// `SafeSave`. Returns what the file holds afterwards.
-    private func writeDeviceFile(_ folder: KeyValueStoreFolder, adding additions: [String: KeyValueStoreEntry])
-        throws(KeyValueStoreError) -> KeyValueStoreFile.Snapshot {
+    /// `SafeSave`. Returns what the file holds afterwards. `lastRead` is what this store last
+    /// read or wrote of the file: when the file's identity (inode, size, times) is still that one,
+    /// its contents are taken from there instead of being read and decoded again.
+    private func writeDeviceFile(_ folder: KeyValueStoreFolder, adding additions: [String: KeyValueStoreEntry],
+                                 lastRead: KeyValueStoreFile.Snapshot?) throws(KeyValueStoreError) -> KeyValueStoreFile.Snapshot {
         let path = folder.deviceFilePath
         do {
             return try Coordinator().coordinate(writingItemAt: folder.deviceFileURL) { _ in
-                let current = try KeyValueStoreFile.read(path)
+                let current: KeyValueStoreFile.Snapshot?
+                if let lastRead, lastRead.identity == FileIdentity.of(path, followingLinks: true) {
+                    current = lastRead
+                } else {
+                    current = try KeyValueStoreFile.read(path)
+                }
                 var file = current?.file ?? KeyValueStoreFile(device: folder.device)
                 let before = file.entries
                 KeyValueStoreEntry.merge(additions, into: &file.entries)

@@ -134,6 +134,12 @@ public final class KeyValueStore: Sendable {
         _ = try? refresh(writingPending: false, notify: false)
     }
 
+    /// Whether the store follows an account (and so may change containers).
+    var isAccountBacked: Bool {
+        if case .account = source { return true }
+        return false
+    }
+
     /// The folder this store should use now, made when missing.
     func resolveFolder() -> Result<KeyValueStoreFolder, KeyValueStoreError> {
         guard let deviceIdentifier else { return .failure(.unavailable(reason: "no device identifier")) }
