@@ -33,6 +33,45 @@ struct KeyValueStoreValueTests {
         #expect(nan.isNaN)
     }
 
+    @Test("the file's JSON: written and read back by hand, the same as Foundation's coders write a value; damaged text is refused, never a crash")
+    func fileJSON() throws {
+        let awkward = "quote \" backslash \\ slash / newline \n tab \t nul \u{0} bell \u{7} é 𝄞 \u{2028}"
+        var values = Self.sample
+        values["awkward"] = .string(awkward)
+        values[awkward] = .dictionary([awkward: .array([.string(awkward)])])
+        let file = KeyValueStoreFile(device: "device-a", entries: values.reduce(into: [:]) { entries, pair in
+            entries[pair.key] = KeyValueStoreEntry(stamp: KeyValueStoreStamp(time: 1_764_150_000_123_456_789, device: "device-a"), value: pair.value)
+        }.merging(["gone": KeyValueStoreEntry(stamp: KeyValueStoreStamp(time: 1, device: "device-b"), value: nil)]) { $1 })
+        let data = file.encoded()
+        #expect((try? JSONSerialization.jsonObject(with: data)) != nil)       // valid JSON
+        let read = try KeyValueStoreFile.decode(data, path: "test")
+        #expect(read.device == "device-a" && read.entries.count == file.entries.count)
+        for (key, entry) in file.entries where key != "nan" {
+            #expect(read.entries[key] == entry, "\(key)")
+        }
+        #expect(read.entries["gone"]?.value == nil && read.entries["gone"]?.stamp.device == "device-b")
+
+        // A value as Foundation's JSONEncoder writes it (it escapes `/`) reads the same.
+        for (key, value) in values where key != "nan" {
+            let foundation = try JSONEncoder().encode(value)
+            let text = #"{"device":"x","entries":{"k":{"device":"x","time":5,"value":"# + String(decoding: foundation, as: UTF8.self) + "}},\"format\":1}"
+            #expect(try KeyValueStoreFile.decode(Data(text.utf8), path: "test").entries["k"]?.value == value, "\(key)")
+        }
+
+        // Every cut of the file, and some damage, is refused with a reason.
+        for length in stride(from: 0, to: data.count - 1, by: max(1, data.count / 300)) {
+            #expect(throws: KeyValueStoreError.self) { try KeyValueStoreFile.decode(data.prefix(length), path: "cut") }
+        }
+        for damaged in [#"{"format":2,"device":"x","entries":{}}"#, #"{"format":1,"entries":{"k":{"time":1}}}"#,
+                        #"{"format":1,"entries":{"k":{"time":1,"device":"x","value":{"colour":1}}}}"#,
+                        #"{"format":1,"entries":{"k":{"time":"1","device":"x","deleted":true}}}"#, "[1,2]", "\"\\ud800\""] {
+            #expect(throws: KeyValueStoreError.self) { try KeyValueStoreFile.decode(Data(damaged.utf8), path: "damaged") }
+        }
+        #expect(throws: KeyValueStoreError.self) {
+            try KeyValueStoreFile.decode(Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8), path: "deep")
+        }
+    }
+
     @Test("Apple's setters and typed getters, with Apple's conversions")
     func appleShapedAPI() throws {
         let folder = try temporaryKeyValueFolder()

@@ -186,7 +186,7 @@ extension KeyValueStore {
                 if let current, file.entries == before { return current }
                 file.format = KeyValueStoreFile.currentFormat
                 file.device = folder.device
-                let data = try file.encoded()
+                let data = file.encoded()
                 do throws(DocumentError) { try SafeSave.write(data, to: folder.deviceFileURL, creating: false) } catch {
                     throw KeyValueStoreError.writeFailed(path: path, reason: error.errorDescription ?? "\(error)")
                 }

@@ -8,7 +8,7 @@ import Foundation
 /// two processes of one device in the same nanosecond — still have one winner, the same on every
 /// device. The order is total, so merging is commutative, associative and idempotent: every
 /// device that has seen the same writes holds the same values, whatever order they arrived in.
-public struct KeyValueStoreStamp: Sendable, Hashable, Comparable, Codable {
+public struct KeyValueStoreStamp: Sendable, Hashable, Comparable {
     /// Nanoseconds since 1970 (a hybrid clock: see ``KeyValueStoreClock``).
     public var time: Int64
     /// The device that made the write.
@@ -51,9 +51,9 @@ struct KeyValueStoreEntry: Sendable, Hashable {
     /// same key in the same nanosecond.
     private static func tieBreaker(of entry: KeyValueStoreEntry) -> [UInt8] {
         guard let value = entry.value else { return [] }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return Array((try? encoder.encode(value)) ?? Data()) + [1]
+        var writer = KeyValueJSONWriter(capacity: 64)
+        writer.value(value)
+        return writer.bytes + [1]
     }
 
     /// `entries` merged into `into`, key by key: the winning write of each key.
@@ -61,32 +61,6 @@ struct KeyValueStoreEntry: Sendable, Hashable {
         for (key, entry) in entries {
             if let existing = merged[key], !entry.wins(over: existing) { continue }
             merged[key] = entry
-        }
-    }
-}
-
-extension KeyValueStoreEntry: Codable {
-    private enum CodingKeys: String, CodingKey { case time, device, value, deleted }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let stamp = KeyValueStoreStamp(time: try container.decode(Int64.self, forKey: .time),
-                                       device: try container.decode(String.self, forKey: .device))
-        if try container.decodeIfPresent(Bool.self, forKey: .deleted) == true {
-            self.init(stamp: stamp, value: nil)
-        } else {
-            self.init(stamp: stamp, value: try container.decode(KeyValueStoreValue.self, forKey: .value))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(stamp.time, forKey: .time)
-        try container.encode(stamp.device, forKey: .device)
-        if let value {
-            try container.encode(value, forKey: .value)
-        } else {
-            try container.encode(true, forKey: .deleted)
         }
     }
 }

@@ -11,7 +11,7 @@ import SystemSupport
 /// ```
 ///
 /// See Docs/KeyValueStore.md, "File format".
-struct KeyValueStoreFile: Sendable, Codable {
+struct KeyValueStoreFile: Sendable {
     /// The format this code writes; files of a later format are not read (nor overwritten).
     static let currentFormat = 1
 
@@ -25,13 +25,11 @@ struct KeyValueStoreFile: Sendable, Codable {
         self.entries = entries
     }
 
-    /// The file's bytes.
-    func encoded() throws(KeyValueStoreError) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do { return try encoder.encode(self) } catch {
-            throw .storeFileUnusable(path: "", reason: "it could not be encoded: \(error)")
-        }
+    /// The file's bytes (``KeyValueJSONWriter``).
+    func encoded() -> Data {
+        var writer = KeyValueJSONWriter()
+        writer.file(self)
+        return Data(writer.bytes)
     }
 
     /// A read file: its contents and the identity of what was read (to skip reading it again
@@ -62,16 +60,23 @@ struct KeyValueStoreFile: Sendable, Codable {
     }
 
     static func decode(_ data: Data, path: String) throws(KeyValueStoreError) -> KeyValueStoreFile {
-        struct Header: Decodable { var format: Int }
-        let decoder = JSONDecoder()
-        guard let header = try? decoder.decode(Header.self, from: data) else {
+        let members: [String: KeyValueJSON]
+        do { members = try KeyValueJSONParser.parse(data).object() } catch {
+            throw .storeFileUnusable(path: path, reason: "it is not a key-value store file (\(error))")
+        }
+        guard case .number(let text)? = members["format"], let format = Int(text) else {
             throw .storeFileUnusable(path: path, reason: "it is not a key-value store file (no format number)")
         }
-        guard header.format <= currentFormat else {
-            throw .storeFileUnusable(path: path, reason: "it has format \(header.format), newer than this program's \(currentFormat)")
+        guard format <= currentFormat else {
+            throw .storeFileUnusable(path: path, reason: "it has format \(format), newer than this program's \(currentFormat)")
         }
-        do { return try decoder.decode(KeyValueStoreFile.self, from: data) } catch {
-            throw .storeFileUnusable(path: path, reason: "it is damaged (\(error))")
+        do throws(KeyValueJSON.Mismatch) {
+            var file = KeyValueStoreFile(device: try members["device"]?.text() ?? "")
+            file.format = format
+            for (key, entry) in try members["entries"]?.object() ?? [:] { file.entries[key] = try entry.entry() }
+            return file
+        } catch {
+            throw .storeFileUnusable(path: path, reason: "it is damaged (\(error.reason))")
         }
     }
 }
