@@ -15,17 +15,9 @@ struct KeyValueJSONWriter {
     mutating func file(_ file: KeyValueStoreFile) {
         raw("{\"device\":")
         string(file.device)
-        raw(",\"entries\":{")
-        var first = true
-        for key in file.entries.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            guard let entry = file.entries[key] else { continue }
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            string(key)
-            bytes.append(UInt8(ascii: ":"))
-            self.entry(entry)
-        }
-        raw("},\"format\":\(file.format)}")
+        raw(",\"entries\":")
+        members(file.entries) { $0.entry($1) }
+        raw(",\"format\":\(file.format)}")
     }
 
     mutating func entry(_ entry: KeyValueStoreEntry) {
@@ -68,19 +60,23 @@ struct KeyValueJSONWriter {
             }
             raw("]")
         case .dictionary(let entries):
-            raw("{\"dictionary\":{")
-            var first = true
-            for key in entries.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                guard let element = entries[key] else { continue }
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                string(key)
-                bytes.append(UInt8(ascii: ":"))
-                self.value(element)
-            }
-            raw("}")
+            raw("{\"dictionary\":")
+            members(entries) { $0.value($1) }
         }
         raw("}")
+    }
+
+    /// A JSON object of `dictionary`'s members, keys in byte order, each value written by `write`.
+    private mutating func members<Member>(_ dictionary: [String: Member], _ write: (inout Self, Member) -> Void) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            guard let member = dictionary[key] else { continue }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(key)
+            bytes.append(UInt8(ascii: ":"))
+            write(&self, member)
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`.

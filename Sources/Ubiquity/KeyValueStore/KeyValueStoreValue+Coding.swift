@@ -1,6 +1,8 @@
 import Foundation
 
-/// How a value is written in a store file: an object with one member named after the case —
+/// A value in JSON (or any other coder) in the form the store files use — the files themselves are
+/// written and read by `KeyValueJSONWriter` and `KeyValueJSONParser`, which produce and accept
+/// exactly this: an object with one member named after the case —
 /// `{"string": "blue"}`, `{"integer": 42}`, `{"double": 2.5}` (`"nan"`, `"inf"`, `"-inf"` for the
 /// values JSON has no number for), `{"bool": true}`, `{"data": "<base64>"}`,
 /// `{"date": <seconds since 1970>}`, `{"array": [...]}`, `{"dictionary": {...}}`.
