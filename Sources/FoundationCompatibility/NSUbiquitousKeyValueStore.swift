@@ -119,13 +119,11 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
         }
     }
 
-    /// A value that is not a property list: refused like a write over a limit.
+    /// A value that is not a property list: refused like a write over a limit (the change reaches
+    /// every observer of the store, on its notification queue).
     private func refuse(_ error: KeyValueStoreError, forKey aKey: String) {
         Self.log(error.errorDescription ?? "\(error)")
-        NotificationCenter.default.post(name: Self.didChangeExternallyNotification, object: self, userInfo: [
-            NSUbiquitousKeyValueStoreChangeReasonKey: NSUbiquitousKeyValueStoreQuotaViolationChange,
-            NSUbiquitousKeyValueStoreChangedKeysKey: [aKey],
-        ])
+        store.notify([KeyValueStoreChange(reason: .quotaViolationChange, changedKeys: [aKey])])
     }
 
     private static func typeName(of error: KeyValueStoreError) -> String {

@@ -130,7 +130,7 @@ struct KeyValueStoreValueTests {
         let note = try #require(posted.first)
         #expect(note[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int == NSUbiquitousKeyValueStoreQuotaViolationChange)
         #expect(note[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] == ["key"])
-        #expect(recorder.changes.isEmpty)
+        #expect(recorder.wait { !$0.isEmpty } == [KeyValueStoreChange(reason: .quotaViolationChange, changedKeys: ["key"])])
     }
 
     @Test("merging: the later stamp wins; equal times are won by the larger device; same time and device by the value; any order gives the same result")
@@ -202,7 +202,8 @@ final class NotificationRecorder: @unchecked Sendable {
 
     deinit { if let token { NotificationCenter.default.removeObserver(token) } }
 
-    /// The first notification's user info, waiting (up to 10 s) until one is posted.
+    /// The first notification's user info, waiting (up to 10 s) until one is posted (from the
+    /// store's notification queue).
     var first: [AnyHashable: Any]? {
         let deadline = Date().addingTimeInterval(10)
         condition.lock()

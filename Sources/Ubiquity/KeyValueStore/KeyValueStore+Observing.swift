@@ -35,8 +35,9 @@ extension KeyValueStore {
     }
 
     /// Hands `changes` to the observers on the notification queue (looked up there, so an
-    /// observer cancelled meanwhile is not called).
-    func notify(_ changes: [KeyValueStoreChange]) {
+    /// observer cancelled meanwhile is not called). Package access: `NSUbiquitousKeyValueStore`
+    /// reports the values it refuses (not property lists) this way, like the store's own refusals.
+    package func notify(_ changes: [KeyValueStoreChange]) {
         let changes = changes.filter { !$0.changedKeys.isEmpty }
         guard !changes.isEmpty else { return }
         notificationQueue.async { [weak self] in
