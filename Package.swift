@@ -20,10 +20,10 @@ let package = Package(
         .executable(name: "text-editor", targets: ["text-editor"]),
         .executable(name: "image-tool", targets: ["image-tool"]),
         .executable(name: "clouddocs", targets: ["clouddocs"]),
+        .executable(name: "key-value-benchmark", targets: ["key-value-benchmark"]),
         .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
-        .executable(name: "key-value-benchmark", targets: ["key-value-benchmark"]),
     ],
     targets: [
         // MARK: Library
@@ -58,11 +58,11 @@ let package = Package(
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
         .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments"], swiftSettings: strict),
+        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
-        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],

@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
 
-/// A separate process running `CoordinationTestHelper` (or another worker executable built beside
-/// the tests, such as `UbiquityTestHelper`), driven line by line through pipes.
+/// A separate process running `CoordinationTestHelper`, driven line by line through pipes.
 /// Shared by every test target (the one copy of the pipe reader).
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked: used from the one test that created it.
@@ -13,7 +12,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     public static var helperURL: URL { helperURL(named: "CoordinationTestHelper") }
 
-    /// The worker executable `name`, built beside the tests.
+    /// The built worker executable `name` (`CoordinationTestHelper`, `UbiquityTestHelper`), beside
+    /// the test bundle.
     public static func helperURL(named name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
@@ -26,8 +26,8 @@ public final class ChildProcess: @unchecked Sendable {
         return candidates[0].appendingPathComponent(name)
     }
 
-    public init(_ arguments: [String], environment: [String: String]? = nil,
-                helper: String = "CoordinationTestHelper") throws {
+    /// Starts `helper` (default `CoordinationTestHelper`) with `arguments`.
+    public init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper") throws {
         process.executableURL = Self.helperURL(named: helper)
         process.arguments = arguments
         if let environment { process.environment = environment }
