@@ -11,11 +11,11 @@ let keyValueWorkerCommands: [String: WorkerCommand] = [
 ]
 
 private func keyValueStore(_ arguments: [String]) throws -> KeyValueStore {
-    guard arguments.count >= 2 else { throw WorkerUsage(message: "needs <folder> <device>") }
+    guard arguments.count >= 2 else { throw KeyValueWorkerUsage(message: "needs <folder> <device>") }
     return KeyValueStore(folder: URL(fileURLWithPath: arguments[0]), deviceIdentifier: arguments[1])
 }
 
-struct WorkerUsage: Error { let message: String }
+private struct KeyValueWorkerUsage: Error { let message: String }
 
 /// `kv-write FOLDER DEVICE NAME COUNT SHARED`: prints `ready`, waits for a line, then sets
 /// `NAME-0` … `NAME-(COUNT-1)` to their index and `shared-0` … `shared-(SHARED-1)` to NAME,
@@ -24,7 +24,7 @@ struct WorkerUsage: Error { let message: String }
 @MainActor private func keyValueWrite(_ arguments: [String]) async throws {
     let store = try keyValueStore(arguments)
     guard arguments.count == 5, let count = Int(arguments[3]), let shared = Int(arguments[4]) else {
-        throw WorkerUsage(message: "kv-write FOLDER DEVICE NAME COUNT SHARED")
+        throw KeyValueWorkerUsage(message: "kv-write FOLDER DEVICE NAME COUNT SHARED")
     }
     let name = arguments[2]
     say("ready")
