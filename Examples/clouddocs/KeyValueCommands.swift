@@ -13,9 +13,10 @@ enum KeyValueCommands {
                                         remove a key and synchronize
           kv list [--container ID]       every key: key, type and value, tab-separated
           kv watch [--changes N] [--container ID]
-                                        print each change made by another process or device as one
-                                        line, `REASON<tab>KEY<tab>KEY…`, until standard input ends
-                                        or N changes were printed
+                                        print `watching<tab>FOLDER` once watching, then each change
+                                        made by another process or device as one line,
+                                        `REASON<tab>KEY<tab>KEY…`, until standard input ends or N
+                                        changes were printed
         """
 
     static func run(_ command: String, _ arguments: [String]) async throws -> Int32? {
