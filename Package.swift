@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "text-editor", targets: ["text-editor"]),
         .executable(name: "image-tool", targets: ["image-tool"]),
         .executable(name: "clouddocs", targets: ["clouddocs"]),
+        .executable(name: "key-value-benchmark", targets: ["key-value-benchmark"]),
         .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
@@ -54,9 +55,10 @@ let package = Package(
                           path: "Examples/clouddocs", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
-        .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination"],
+        .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
         .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments"], swiftSettings: strict),
+        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],

@@ -1,5 +1,6 @@
 // coordination-benchmark: the cost of coordination next to the raw syscalls, measured in one run.
 // Run with `swift run -c release coordination-benchmark`.
+import BenchmarkSupport
 import FileCoordination
 import Foundation
 import Glibc
@@ -115,7 +116,7 @@ row("  same, a new Coordinator per write (µs)", format(freshBaseline / 1000) + 
 // 3b. Presenters in another process (Docs/RemotePresenters.md): 10,000 of other files, then one
 // of the file itself (each write then asks it to relinquish, tells it the file changed and runs
 // its reacquirer, through its endpoint).
-let manyElsewhere = try Child(["present", folder.path, "10000"])
+let manyElsewhere = try BenchmarkChild(["present", folder.path, "10000"])
 _ = manyElsewhere.readLine()
 let freshWriteCycleManyElsewhere = try Measure.perCall(iterations: 100_000) {
     try Coordinator().coordinate(writingItemAt: file) { _ in }
@@ -127,7 +128,7 @@ let freshWriteCycleNoneElsewhere = try Measure.perCall(iterations: 100_000) {
 row("write cycle with 10,000 presenters of other files in another process (µs)",
     format(freshWriteCycleNoneElsewhere / 1000) + " (none)", format(freshWriteCycleManyElsewhere / 1000),
     format(freshWriteCycleManyElsewhere / freshWriteCycleNoneElsewhere) + " ×", "≤ 1.2 ×")
-let oneElsewhere = try Child(["present", path, "1"])
+let oneElsewhere = try BenchmarkChild(["present", path, "1"])
 _ = oneElsewhere.readLine()
 var presentedWrites: [Double] = []
 for _ in 0..<3_000 {
@@ -143,7 +144,7 @@ row("write of a file presented in another process p50 / p99 (µs)", format(fresh
 
 // 4. Writer wait while two other processes loop on reads.
 func writerWaits(coordinated: Bool, samples: Int) throws -> [Double] {
-    let readers = try (0..<2).map { _ in try Child([coordinated ? "loop-read" : "loop-read-raw", path]) }
+    let readers = try (0..<2).map { _ in try BenchmarkChild([coordinated ? "loop-read" : "loop-read-raw", path]) }
     for reader in readers { _ = reader.readLine() }
     var waits: [Double] = []
     for _ in 0..<samples {
@@ -173,7 +174,7 @@ row("writer wait p50 / p99 with 2 processes looping on reads (ms)",
 func handoffsPerSecond(role: String, turns: Int) throws -> Double {
     let counter = folder.appendingPathComponent("handoff-\(role).bin")
     try Data(count: 8).write(to: counter)
-    let children = try (0..<2).map { try Child([role, counter.path, String($0), String(turns)]) }
+    let children = try (0..<2).map { try BenchmarkChild([role, counter.path, String($0), String(turns)]) }
     for child in children { _ = child.readLine() }
     let start = Measure.now()
     children.forEach { $0.send() }

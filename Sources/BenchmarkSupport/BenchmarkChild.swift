@@ -1,14 +1,16 @@
 import Foundation
 import Glibc
 
-/// A copy of this benchmark started as a child process, driven through pipes.
-final class Child {
-    let process = Process()
+/// A copy of the running benchmark started as a child process (`--child ARGUMENTS…`), driven
+/// through pipes: lines in on standard input, lines out on standard output. Shared by the
+/// benchmarks that measure across processes.
+public final class BenchmarkChild {
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    init(_ arguments: [String]) throws {
+    public init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["--child"] + arguments
         process.standardInput = input
@@ -16,7 +18,8 @@ final class Child {
         try process.run()
     }
 
-    func readLine() -> String? {
+    /// The next line the child prints (blocking), or `nil` at its end of output.
+    public func readLine() -> String? {
         let fd = output.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -30,9 +33,10 @@ final class Child {
         }
     }
 
-    func send(_ line: String = "go") { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    public func send(_ line: String = "go") { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
-    func stop() {
+    /// Ends the child's standard input and waits for it to exit.
+    public func stop() {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
     }

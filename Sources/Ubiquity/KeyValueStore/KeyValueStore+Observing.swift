@@ -1,0 +1,75 @@
+import Foundation
+
+extension KeyValueStore {
+    /// Calls `handler` with every change of the store not made by this process's own `set` —
+    /// another process of this device, another device (through the sync tool), a refused write
+    /// (quota violation) or an account change — until the returned observation is cancelled or
+    /// released.
+    ///
+    /// The first observer starts watching the store's folder (`inotify`), so changes written by
+    /// other processes and brought by the sync tool are noticed within milliseconds of reaching
+    /// the disk, without calling ``synchronize()``.
+    ///
+    /// Threading: `handler` runs on the store's private serial queue, one change at a time, in the
+    /// order they were noticed. Hop to your own queue or actor for UI work.
+    public func addChangeObserver(_ handler: @escaping @Sendable (KeyValueStoreChange) -> Void) -> KeyValueStoreObservation {
+        let (identifier, startWatcher) = state.withLock { state in
+            let identifier = state.nextObserver
+            state.nextObserver += 1
+            state.observers[identifier] = handler
+            return (identifier, state.watcher == nil)
+        }
+        if startWatcher { restartWatchingIfNeeded() }
+        return KeyValueStoreObservation { [weak self] in
+            self?.state.withLock { _ = $0.observers.removeValue(forKey: identifier) }
+        }
+    }
+
+    /// The store's changes as an asynchronous sequence (an observer that lasts until the
+    /// iteration ends). Changes are buffered without limit while nobody awaits.
+    public var changes: AsyncStream<KeyValueStoreChange> {
+        AsyncStream { continuation in
+            let observation = addChangeObserver { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Hands `changes` to the observers on the notification queue (looked up there, so an
+    /// observer cancelled meanwhile is not called). Package access: `NSUbiquitousKeyValueStore`
+    /// reports the values it refuses (not property lists) this way, like the store's own refusals.
+    package func notify(_ changes: [KeyValueStoreChange]) {
+        let changes = changes.filter { !$0.changedKeys.isEmpty }
+        guard !changes.isEmpty else { return }
+        notificationQueue.async { [weak self] in
+            guard let self else { return }
+            for change in changes {
+                let observers = self.state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
+                for observer in observers { observer(change) }
+            }
+        }
+    }
+
+    /// Starts (or moves) the folder watcher when there are observers and a folder.
+    func restartWatchingIfNeeded() {
+        let folder = disk.withLock { $0.folder }
+        let wanted = state.withLock { !$0.observers.isEmpty }
+        guard wanted, let folder else { return stopWatching() }
+        let watcher = KeyValueStoreWatcher(folderPath: folder.path) { [weak self] in
+            _ = try? self?.refresh(writingPending: false, notify: true)
+        }
+        let old = state.withLock { state -> KeyValueStoreWatcher? in
+            defer { state.watcher = watcher }
+            return state.watcher
+        }
+        old?.stop()
+        // Changes made between the last read and the watch starting are picked up now.
+        _ = try? refresh(writingPending: false, notify: true)
+    }
+
+    func stopWatching() {
+        state.withLock { state -> KeyValueStoreWatcher? in
+            defer { state.watcher = nil }
+            return state.watcher
+        }?.stop()
+    }
+}
