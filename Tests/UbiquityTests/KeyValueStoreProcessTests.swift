@@ -184,4 +184,24 @@ struct KeyValueStoreProcessTests {
         #expect(changes.last == KeyValueStoreChange(reason: .accountChange, changedKeys: ["in-second", "made-signed-out"]))
         #expect(store.dictionaryRepresentation == ["in-second": .string("there")])
     }
+
+    @Test("an observed store follows an account change as soon as the configuration changes, without synchronize()")
+    func accountChangeNoticedAtOnce() throws {
+        let folder = try temporaryKeyValueFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appending(path: "ubiquity.conf")
+        try "root = \(folder.path)/first\ncontainer = com.example.app\n".write(to: config, atomically: true, encoding: .utf8)
+        let second = folder.appending(path: "second/com.example.app/.clouddocuments/key-value-store")
+        let seeded = KeyValueStore(folder: second, deviceIdentifier: "device-9")
+        try seeded.set(.string("there"), forKey: "in-second")
+        try seeded.synchronize()
+
+        let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": config.path])
+        let store = KeyValueStore(account: account, deviceIdentifier: "device-1")
+        let recorder = ChangeRecorder(store)
+        try "root = \(folder.path)/second\ncontainer = com.example.app\n".write(to: config, atomically: true, encoding: .utf8)
+        let changes = recorder.wait { $0.contains { $0.reason == .accountChange } }
+        #expect(changes.last == KeyValueStoreChange(reason: .accountChange, changedKeys: ["in-second"]))
+        #expect(store.string(forKey: "in-second") == "there")
+    }
 }

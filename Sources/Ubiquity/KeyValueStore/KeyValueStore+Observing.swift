@@ -19,7 +19,10 @@ extension KeyValueStore {
             state.observers[identifier] = handler
             return (identifier, state.watcher == nil)
         }
-        if startWatcher { restartWatchingIfNeeded() }
+        if startWatcher {
+            followAccountIfNeeded()
+            restartWatchingIfNeeded()
+        }
         return KeyValueStoreObservation { [weak self] in
             self?.state.withLock { _ = $0.observers.removeValue(forKey: identifier) }
         }
@@ -49,6 +52,20 @@ extension KeyValueStore {
         }
     }
 
+    /// While anyone observes an account-backed store, an account change (the configuration names
+    /// another root, or none) is acted on as soon as the account posts
+    /// ``UbiquityAccount/identityDidChangeNotification``, not only at the next ``synchronize()``.
+    private func followAccountIfNeeded() {
+        guard let account, state.withLock({ $0.accountFollower == nil }) else { return }
+        let follower = AccountFollower(account: account) { [weak self] in self?.accountDidChange() }
+        let extra = state.withLock { state -> AccountFollower? in
+            guard state.accountFollower == nil else { return follower }
+            state.accountFollower = follower
+            return nil
+        }
+        extra?.cancel()
+    }
+
     /// Starts (or moves) the folder watcher when there are observers and a folder.
     func restartWatchingIfNeeded() {
         let folder = disk.withLock { $0.folder }
@@ -72,4 +89,25 @@ extension KeyValueStore {
             return state.watcher
         }?.stop()
     }
+}
+
+/// An identity-did-change subscription: the account's configuration watch plus a notification
+/// observer that calls `action` (on the account's identity queue). Ends when cancelled or released.
+final class AccountFollower: Sendable {
+    private let observation: UbiquityIdentityObservation
+    // nonisolated(unsafe): the token is written once in init, then only handed to removeObserver.
+    private nonisolated(unsafe) let token: any NSObjectProtocol
+
+    init(account: UbiquityAccount, action: @escaping @Sendable () -> Void) {
+        observation = account.beginObservingIdentityChanges()
+        token = NotificationCenter.default.addObserver(
+            forName: UbiquityAccount.identityDidChangeNotification, object: account, queue: nil) { _ in action() }
+    }
+
+    func cancel() {
+        observation.cancel()
+        NotificationCenter.default.removeObserver(token)
+    }
+
+    deinit { cancel() }
 }

@@ -86,6 +86,8 @@ public final class KeyValueStore: Sendable {
         var observers: [Int: @Sendable (KeyValueStoreChange) -> Void] = [:]
         var nextObserver = 0
         var watcher: KeyValueStoreWatcher?
+        /// While anyone observes: the account's identity-did-change subscription.
+        var accountFollower: AccountFollower?
         var automaticSynchronizationScheduled = false
     }
     let state = Locked(State())
@@ -135,9 +137,12 @@ public final class KeyValueStore: Sendable {
     }
 
     /// Whether the store follows an account (and so may change containers).
-    var isAccountBacked: Bool {
-        if case .account = source { return true }
-        return false
+    var isAccountBacked: Bool { account != nil }
+
+    /// The account the store follows, or `nil` for a store kept in a fixed folder.
+    var account: UbiquityAccount? {
+        if case .account(let account, _) = source { return account }
+        return nil
     }
 
     /// The folder this store should use now, made when missing.
