@@ -48,6 +48,13 @@ struct PresenterMessenger {
             remote.mayConcern($0.itemPath) || (Self.removesFolder($0) && remote.mayConcernInside($0.itemPath))
         }
         guard !registry.isEmpty || elsewhere else { return [] }
+        // Remote presenters hook: a coordination on the main queue records which processes it
+        // waits for, so that their save requests to us do not wait for this main queue
+        // (Docs/RemotePresenters.md, *Save requests and wait cycles*).
+        let endMainQueueWait = elsewhere ? remote.recordMainQueueWait(for: {
+            accesses.reduce(0) { $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1)) }
+        }) : nil
+        defer { endMainQueueWait?() }
         var readers: [PresenterAddress] = []
         var writers: [PresenterAddress] = []
         var savers: [PresenterAddress] = []
@@ -151,14 +158,35 @@ struct PresenterMessenger {
         let collector = AnswerCollector(expecting: requests.count)
         let token = lending.lend(requester)
         defer { lending.end(token) }
+        // Without a timeout, a save request to another process waits at most `saveAnswerLimit`.
+        let saveLimit = context.deadline == nil ? remote.saveAnswerLimit : nil
         for (address, message) in requests {
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
                                            message: message, borrow: message.lendsLocks ? token : nil)
-            delivery.send(request) { answer in
+            var record: @Sendable (PresenterAnswer) -> Void = { answer in
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
+            if let saveLimit, case .saveChanges = message, !address.id.isInThisProcess {
+                record = Self.bounded(record, by: saveLimit, presenter: address)
+            }
+            delivery.send(request, answer: record)
         }
         _ = try collector.wait(context)
+    }
+
+    /// `answer`, called with "completed, no error" when the presenter (in another process) has
+    /// not answered within `limit`; its own answer, if it comes later, is dropped.
+    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by limit: Duration,
+                                presenter: PresenterAddress) -> @Sendable (PresenterAnswer) -> Void {
+        let once = AnswerOnce()
+        let (seconds, attoseconds) = limit.components
+        let milliseconds = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            guard once.first() else { return }
+            RemoteLog.unsaved("process \(presenter.id.process) did not answer a save request within \(limit); reading without it")
+            answer(.completed(nil))
+        }
+        return { reply in if once.first() { answer(reply) } }
     }
 
     // MARK: After the accessor
