@@ -10,6 +10,10 @@
 //                                   there does) or on a thread of its own
 //                                   → "READ <text>" or "READ-FAILED <error>" (newlines as ⏎)
 //          state                    → "STATE unsaved" or "STATE saved"
+//          block-main               the main queue waits for "unblock-main" (as a program blocked
+//                                   on a pipe there would)  → "BLOCKED", later "UNBLOCKED"
+//          report-saves             from now on, a save request from another process prints
+//                                   "SAVE-ASKED" when it arrives  → "REPORTING"
 //        At the end of stdin the document closes (saving what is unsaved): "CLOSED".
 import CloudDocuments
 import Foundation
@@ -21,6 +25,7 @@ func runRemoteDocumentCommand(_ arguments: [String]) -> Never {
         exit(2)
     }
     let document = WorkerTextDocument(fileURL: URL(fileURLWithPath: path))
+    let mainUnblocked = DispatchSemaphore(value: 0)
     Thread {
         let opened = onMain { () async throws -> String in
             try await document.openThrowing()
@@ -53,6 +58,17 @@ func runRemoteDocumentCommand(_ arguments: [String]) -> Never {
                     }
                 }
                 say(parts.last == "main" ? DispatchQueue.main.sync { read() } : read())
+            case ("block-main", _):
+                DispatchQueue.main.async {
+                    say("BLOCKED")
+                    mainUnblocked.wait()
+                    say("UNBLOCKED")
+                }
+            case ("report-saves", _):
+                document.reportsSaveRequests.withLock { $0 = true }
+                say("REPORTING")
+            case ("unblock-main", _):
+                mainUnblocked.signal()
             case ("state", _):
                 say(document.hasUnsavedChanges ? "STATE unsaved" : "STATE saved")
             default:
@@ -69,6 +85,8 @@ func runRemoteDocumentCommand(_ arguments: [String]) -> Never {
 /// A plain text document (its hooks run on the main actor, as in an app).
 final class WorkerTextDocument: CloudDocument {
     var text = ""
+    /// Whether `savePresentedItemChanges` prints "SAVE-ASKED" (it runs on the presenter queue).
+    let reportsSaveRequests = Locked(false)
 
     override func contents(forType typeName: String) throws -> DocumentContents {
         .data(Data(text.utf8))
@@ -76,6 +94,11 @@ final class WorkerTextDocument: CloudDocument {
 
     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
         text = String(decoding: contents.data ?? Data(), as: UTF8.self)
+    }
+
+    override func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        if reportsSaveRequests.withLock({ $0 }) { say("SAVE-ASKED") }
+        super.savePresentedItemChanges(completionHandler: completionHandler)
     }
 }
 

@@ -90,4 +90,79 @@ struct RemoteDocumentSaveTests {
         // seen, not waited out.
         #expect(clock.now - start < .seconds(5))
     }
+
+    @Test("without a timeout, a document whose main queue is blocked by something else costs our read saveAnswerLimit, not a hang; it saves later")
+    func blockedMainQueueCostsTheSaveLimit() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        setup.runtime.remote.saveAnswerLimit = .milliseconds(500)
+        let child = try Self.document(setup.file, setup)
+        defer { child.closeInput(); child.waitForExit() }
+        child.send("edit saved late")
+        #expect(child.readLine() == "EDITED")
+        child.send("block-main")
+        #expect(child.readLine() == "BLOCKED")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        let waited = clock.now - start
+        #expect(text == "old")
+        #expect(waited >= .milliseconds(500) && waited < .seconds(5))
+        child.send("unblock-main")
+        #expect(child.readLine() == "UNBLOCKED")
+        // The save asked for still happens once the main queue is free (its answer is dropped).
+        child.closeInput()
+        #expect(child.expect("CLOSED") == "CLOSED")
+        #expect(try String(contentsOf: setup.file, encoding: .utf8) == "saved late")
+    }
+
+    @Test("a stopped document process costs our read its timeout, and saves for the next read once resumed; one killed while asked to save is skipped at once")
+    func stoppedAndKilledDocuments() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        setup.runtime.remote.saveAnswerLimit = .seconds(60)  // only the kill may end the last read
+        let child = try Self.document(setup.file, setup)
+        child.send("edit edited")
+        #expect(child.readLine() == "EDITED")
+        #expect(child.stopAndWaitUntilStopped())
+        let clock = ContinuousClock()
+        var start = clock.now
+        do {
+            try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
+            Issue.record("the read did not time out")
+        } catch CoordinationError.timedOut {}
+        var waited = clock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        kill(child.process.processIdentifier, SIGCONT)
+        let resumed = try setup.coordinator(timeout: .seconds(30)).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(resumed == "edited")
+
+        // Killed while its main queue is blocked and our read waits for its save answer.
+        child.send("report-saves")
+        #expect(child.readLine() == "REPORTING")
+        child.send("edit edited again")
+        child.send("block-main")
+        var sawEdit = false, sawBlock = false
+        while !(sawEdit && sawBlock), let line = child.readLine() {
+            if line == "EDITED" { sawEdit = true }
+            if line == "BLOCKED" { sawBlock = true }
+        }
+        let reader = DispatchSemaphore(value: 0)
+        let result = Locked<Result<String, any Error>?>(nil)
+        let coordinator = setup.coordinator(timeout: nil)
+        let file = setup.file
+        Thread {
+            result.withLock { $0 = Result { try coordinator.coordinate(readingItemAt: file) { try String(contentsOf: $0, encoding: .utf8) } } }
+            reader.signal()
+        }.start()
+        #expect(child.expect("SAVE-ASKED") == "SAVE-ASKED")
+        start = clock.now
+        child.kill9()
+        #expect(reader.wait(timeout: .now() + 30) == .success)
+        waited = clock.now - start
+        #expect(try result.withLock { $0 }?.get() == "edited")
+        #expect(waited < .seconds(5))
+    }
 }
