@@ -46,13 +46,17 @@ struct PresenterMessenger {
         // (for a folder removed) something inside it.
         let elsewhere = accesses.contains {
             remote.mayConcern($0.itemPath) || (Self.removesFolder($0) && remote.mayConcernInside($0.itemPath))
+                || (isPackageAccess($0) && remote.mayConcernInside($0.lockPath))
         }
         guard !registry.isEmpty || elsewhere else { return [] }
         // Remote presenters hook: a coordination on the main queue records which processes it
         // waits for, so that their save requests to us do not wait for this main queue
         // (Docs/RemotePresenters.md, *Save requests and wait cycles*).
         let endMainQueueWait = elsewhere ? remote.recordMainQueueWait(for: {
-            accesses.reduce(0) { $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1)) }
+            accesses.reduce(0) {
+                $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1))
+                    | (isPackageAccess($1) ? remote.candidateSlots(at: $1.lockPath, inside: true) : 0)
+            }
         }) : nil
         defer { endMainQueueWait?() }
         var readers: [PresenterAddress] = []
@@ -65,12 +69,13 @@ struct PresenterMessenger {
             // Remote presenters hook: presenters in other processes are told what those of this
             // process are (Remote/RemoteFound.swift sorts them); they are asked to save only where
             // `asksForSaves` (not until lock borrowing crosses processes).
-            let elsewhereFound = elsewhere
-                ? RemoteFound(try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context),
-                              item: access.itemPath)
-                : RemoteFound()
-            let saving = remote.asksForSaves ? concerned + elsewhereFound.item : concerned
-            concerned += elsewhereFound.item
+            // For a package (or an item inside one) the lookup is of the package and everything
+            // inside it: all of them are concerned, as in this process (`presentersConcerned`).
+            let found = elsewhere ? try remoteAddresses(for: access) : []
+            let elsewhereFound = RemoteFound(found, item: access.itemPath)
+            let elsewhereConcerned = isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhereFound.item
+            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
+            concerned += elsewhereConcerned
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
@@ -105,6 +110,22 @@ struct PresenterMessenger {
             throw error
         }
         return reacquirers
+    }
+
+    /// True for an access to a package or to an item inside one (its presenters, and those of
+    /// everything inside the package, are concerned).
+    private func isPackageAccess(_ access: ResolvedAccess) -> Bool {
+        access.isInsidePackage || packageExtensions.isPackage(access.lockPath)
+    }
+
+    /// The presenters in other processes an access concerns: of the item, the folders above it
+    /// and (for a folder removed) inside it; for a package access, of the package, the folders
+    /// above it and everything inside it. Remembered under the item's path for `finish`.
+    private func remoteAddresses(for access: ResolvedAccess) throws(CoordinationError) -> [PresenterAddress] {
+        if isPackageAccess(access) {
+            return try remote.addresses(at: access.lockPath, inside: true, rememberedAs: access.itemPath, context: context)
+        }
+        return try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context)
     }
 
     /// A write that deletes, moves away or replaces a directory: presenters inside it are concerned.
@@ -203,7 +224,8 @@ struct PresenterMessenger {
                 notify(address, .itemDidChange)
             }
             if access.isInsidePackage {
-                for address in registry.addresses(at: access.lockPath) where !isOwn(address) {
+                let package = elsewhere.ancestors.filter { $0.path == access.lockPath }
+                for address in registry.addresses(at: access.lockPath) + package where !isOwn(address) {
                     notify(address, .itemDidChange)
                 }
             }

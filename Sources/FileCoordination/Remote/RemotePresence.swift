@@ -170,7 +170,11 @@ final class RemotePresence: Sendable {
     /// The presenters in other processes of `path`, of the directories above it and (with
     /// `inside`) of items inside it, asked of every candidate process. Each address carries the
     /// path its presenter presents, which tells which of the three it is.
-    func addresses(at path: String, inside: Bool = false, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+    ///
+    /// `rememberedAs`: the path under which `RemoteDelivery.lastFound` keeps the answer (the item's,
+    /// when the lookup is of the package that contains it); `path` when nil.
+    func addresses(at path: String, inside: Bool = false, rememberedAs: String? = nil,
+                   context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
         let own = table.ownSlots.load(ordering: .relaxed)
         let candidates = table.candidates(forItemAt: path, excluding: own)
@@ -184,7 +188,8 @@ final class RemotePresence: Sendable {
             }
         }
         guard slots != 0 else { return [] }
-        return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder, context: context)
+        return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder,
+                                   rememberedAs: rememberedAs, context: context)
     }
 
     /// Records, while a coordination on the **main queue** waits for other processes (the lookups
