@@ -40,11 +40,13 @@ struct RemoteDocumentSaveTests {
         #expect(child.readLine() == "STATE saved")
     }
 
-    @Test("two processes with unsaved documents read each other's file at once, off their main queues: each gets the other's saved edit")
-    func mutualReadsOffTheMainQueue() throws {
+    /// Two `remote-document` workers, of `doc.txt` ("old") and `other.txt` ("other old"), each
+    /// with an unsaved edit ("first edit", "second edit"), asked at once to read each other's file
+    /// `where` ("thread" or "main", with no timeout); returns what each read and how long both took.
+    private static func mutualReads(_ place: String) throws -> (first: String?, second: String?, took: Duration) {
         let setup = try RemoteDeliveryTests.Setup()
         let other = setup.scratch.file("other.txt", contents: "other old")
-        let first = try Self.document(setup.file, setup), second = try Self.document(other, setup)
+        let first = try document(setup.file, setup), second = try document(other, setup)
         defer {
             first.closeInput(); second.closeInput()
             first.waitForExit(); second.waitForExit()
@@ -55,40 +57,32 @@ struct RemoteDocumentSaveTests {
         #expect(second.readLine() == "EDITED")
         let clock = ContinuousClock()
         let start = clock.now
-        first.send("read \(other.path) thread")
-        second.send("read \(setup.file.path) thread")
-        #expect(first.readLine() == "READ second edit")
-        #expect(second.readLine() == "READ first edit")
-        #expect(clock.now - start < .seconds(5))
+        first.send("read \(other.path) \(place)")
+        second.send("read \(setup.file.path) \(place)")
+        let firstRead = first.readLine(), secondRead = second.readLine()
+        return (firstRead, secondRead, clock.now - start)
+    }
+
+    @Test("two processes with unsaved documents read each other's file at once, off their main queues: each gets the other's saved edit")
+    func mutualReadsOffTheMainQueue() throws {
+        let reads = try Self.mutualReads("thread")
+        #expect(reads.first == "READ second edit")
+        #expect(reads.second == "READ first edit")
+        #expect(reads.took < .seconds(5))
     }
 
     @Test("two processes with unsaved documents read each other's file at once on their main queues: the wait cycle is broken at once, nobody hangs")
     func mutualReadsOnTheMainQueues() throws {
-        let setup = try RemoteDeliveryTests.Setup()
-        let other = setup.scratch.file("other.txt", contents: "other old")
-        let first = try Self.document(setup.file, setup), second = try Self.document(other, setup)
-        defer {
-            first.closeInput(); second.closeInput()
-            first.waitForExit(); second.waitForExit()
-        }
-        first.send("edit first edit")
-        second.send("edit second edit")
-        #expect(first.readLine() == "EDITED")
-        #expect(second.readLine() == "EDITED")
-        let clock = ContinuousClock()
-        let start = clock.now
         // Each main queue blocks in a coordinated read that asks the other's document, which saves
         // on its main queue, to save. Whoever is asked while its main queue waits for the asker
         // answers at once without saving (both may); a request that came before the other's
         // main queue began to wait is saved for once that main queue is free.
-        first.send("read \(other.path) main")
-        second.send("read \(setup.file.path) main")
-        let firstRead = first.readLine(), secondRead = second.readLine()
-        #expect(firstRead == "READ second edit" || firstRead == "READ other old")
-        #expect(secondRead == "READ first edit" || secondRead == "READ old")
+        let reads = try Self.mutualReads("main")
+        #expect(reads.first == "READ second edit" || reads.first == "READ other old")
+        #expect(reads.second == "READ first edit" || reads.second == "READ old")
         // Well within the 10 s a save request waits at most without a timeout: the cycle was
         // seen, not waited out.
-        #expect(clock.now - start < .seconds(5))
+        #expect(reads.took < .seconds(5))
     }
 
     @Test("without a timeout, a document whose main queue is blocked by something else costs our read saveAnswerLimit, not a hang; it saves later")

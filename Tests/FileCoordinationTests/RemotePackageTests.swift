@@ -13,7 +13,9 @@ struct RemotePackageTests {
 
     /// A package `Doc.cdrpkg` holding `index.txt` and `other.txt`; one `remote-present` child
     /// presents the package, another `other.txt` (both know the extension, as this runtime does).
-    private func presentPackage(_ setup: RemoteDeliveryTests.Setup) throws -> (index: URL, package: ChildProcess, inside: ChildProcess) {
+    private func withPresentedPackage(_ body: (_ setup: RemoteDeliveryTests.Setup, _ index: URL, _ package: ChildProcess,
+                                               _ inside: ChildProcess) throws -> Void) throws {
+        let setup = try RemoteDeliveryTests.Setup()
         setup.runtime.registerPackageExtension(Self.packageExtension)
         let package = setup.scratch.url.appendingPathComponent("Doc.\(Self.packageExtension)")
         try FileManager.default.createDirectory(at: package, withIntermediateDirectories: false)
@@ -27,7 +29,11 @@ struct RemotePackageTests {
         let insideChild = try ChildProcess(["package-ext", Self.packageExtension, "remote-present", other.path], environment: environment)
         #expect(packageChild.expect("PRESENTING") == "PRESENTING")
         #expect(insideChild.expect("PRESENTING") == "PRESENTING")
-        return (index, packageChild, insideChild)
+        defer {
+            packageChild.closeInput(); insideChild.closeInput()
+            packageChild.waitForExit(); insideChild.waitForExit()
+        }
+        try body(setup, index, packageChild, insideChild)
     }
 
     /// The child's lines up to and including `last`.
@@ -42,38 +48,30 @@ struct RemotePackageTests {
 
     @Test("a write of an item inside a package: the package's presenter and those of items inside it, in other processes, relinquish; the package's is told it changed")
     func writeInsideAPackage() throws {
-        let setup = try RemoteDeliveryTests.Setup()
-        let (index, package, inside) = try presentPackage(setup)
-        defer {
-            package.closeInput(); inside.closeInput()
-            package.waitForExit(); inside.waitForExit()
+        try withPresentedPackage { setup, index, package, inside in
+            try setup.coordinator().coordinate(writingItemAt: index) { url in
+                #expect(package.readLine() == "RELINQUISH-WRITER")
+                #expect(inside.readLine() == "RELINQUISH-WRITER")
+                try Data("new index".utf8).write(to: url)
+            }
+            let packageLines = lines(package, through: "REACQUIRE")
+            #expect(packageLines.first == "DIDCHANGE", "\(packageLines)")
+            #expect(packageLines.last == "REACQUIRE")
+            #expect(inside.readLine() == "REACQUIRE")
         }
-        try setup.coordinator().coordinate(writingItemAt: index) { url in
-            #expect(package.readLine() == "RELINQUISH-WRITER")
-            #expect(inside.readLine() == "RELINQUISH-WRITER")
-            try Data("new index".utf8).write(to: url)
-        }
-        let packageLines = lines(package, through: "REACQUIRE")
-        #expect(packageLines.first == "DIDCHANGE", "\(packageLines)")
-        #expect(packageLines.last == "REACQUIRE")
-        #expect(inside.readLine() == "REACQUIRE")
     }
 
     @Test("a read of an item inside a package asks the package's presenter and those of items inside it, in other processes, to save first")
     func readInsideAPackage() throws {
-        let setup = try RemoteDeliveryTests.Setup()
-        let (index, package, inside) = try presentPackage(setup)
-        defer {
-            package.closeInput(); inside.closeInput()
-            package.waitForExit(); inside.waitForExit()
+        try withPresentedPackage { setup, index, package, inside in
+            try setup.coordinator().coordinate(readingItemAt: index) { _ in
+                #expect(package.readLine() == "RELINQUISH-READER")
+                #expect(package.readLine() == "SAVE")
+                #expect(inside.readLine() == "RELINQUISH-READER")
+                #expect(inside.readLine() == "SAVE")
+            }
+            #expect(package.readLine() == "REACQUIRE")
+            #expect(inside.readLine() == "REACQUIRE")
         }
-        try setup.coordinator().coordinate(readingItemAt: index) { _ in
-            #expect(package.readLine() == "RELINQUISH-READER")
-            #expect(package.readLine() == "SAVE")
-            #expect(inside.readLine() == "RELINQUISH-READER")
-            #expect(inside.readLine() == "SAVE")
-        }
-        #expect(package.readLine() == "REACQUIRE")
-        #expect(inside.readLine() == "REACQUIRE")
     }
 }

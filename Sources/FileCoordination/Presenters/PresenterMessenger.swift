@@ -67,8 +67,8 @@ struct PresenterMessenger {
         for access in accesses {
             var concerned = presentersConcerned(by: access)
             // Remote presenters hook: presenters in other processes are told what those of this
-            // process are (Remote/RemoteFound.swift sorts them); they are asked to save only where
-            // `asksForSaves` (not until lock borrowing crosses processes).
+            // process are (Remote/RemoteFound.swift sorts them); they are asked to save unless
+            // `asksForSaves` is off (CLOUDDOCUMENTS_REMOTE_SAVES=0).
             // For a package (or an item inside one) the lookup is of the package and everything
             // inside it: all of them are concerned, as in this process (`presentersConcerned`).
             let found = elsewhere ? try remoteAddresses(for: access) : []
@@ -180,7 +180,7 @@ struct PresenterMessenger {
         let token = lending.lend(requester)
         defer { lending.end(token) }
         // Without a timeout, a save request to another process waits at most `saveAnswerLimit`.
-        let saveLimit = context.deadline == nil ? remote.saveAnswerLimit : nil
+        let saveLimit = context.deadline == nil ? remote.saveAnswerLimitMilliseconds : nil
         for (address, message) in requests {
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
                                            message: message, borrow: message.lendsLocks ? token : nil)
@@ -196,15 +196,13 @@ struct PresenterMessenger {
     }
 
     /// `answer`, called with "completed, no error" when the presenter (in another process) has
-    /// not answered within `limit`; its own answer, if it comes later, is dropped.
-    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by limit: Duration,
+    /// not answered within `milliseconds`; its own answer, if it comes later, is dropped.
+    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by milliseconds: Int,
                                 presenter: PresenterAddress) -> @Sendable (PresenterAnswer) -> Void {
         let once = AnswerOnce()
-        let (seconds, attoseconds) = limit.components
-        let milliseconds = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
             guard once.first() else { return }
-            RemoteLog.unsaved("process \(presenter.id.process) did not answer a save request within \(limit); reading without it")
+            RemoteLog.unsaved("process \(presenter.id.process) did not answer a save request within \(milliseconds) ms; reading without it")
             answer(.completed(nil))
         }
         return { reply in if once.first() { answer(reply) } }

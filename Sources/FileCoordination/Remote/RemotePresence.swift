@@ -60,12 +60,14 @@ final class RemotePresence: Sendable {
     /// a semaphore) from hanging both processes for ever (Docs/RemotePresenters.md, *Save
     /// requests and wait cycles*).
     var saveAnswerLimit: Duration {
-        get { .milliseconds(saveLimitMilliseconds.load(ordering: .relaxed)) }
+        get { .milliseconds(saveAnswerLimitMilliseconds) }
         set {
             let (seconds, attoseconds) = newValue.components
             saveLimitMilliseconds.store(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000), ordering: .relaxed)
         }
     }
+    /// `saveAnswerLimit` in whole milliseconds.
+    var saveAnswerLimitMilliseconds: Int { saveLimitMilliseconds.load(ordering: .relaxed) }
     private let saveLimitMilliseconds = Atomic<Int>(10_000)
 
     private let serving = Locked<Serving>(Serving())
