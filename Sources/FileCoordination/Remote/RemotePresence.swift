@@ -276,6 +276,7 @@ final class RemotePresence: Sendable {
                     // for this answer, and a document saves on its main queue. Answered at once,
                     // without saving: the asker reads the bytes on disk (Docs/RemotePresenters.md).
                     RemoteLog.unsaved("not saving for process \(reply.peer.pid): this process's main queue waits for it (a wait cycle)")
+                    for descriptor in remote.borrow?.descriptors ?? [] { close(descriptor) }  // nothing borrows them
                     reply.send(.answer(RemoteAnswer(id: remote.id, outcome: .completed(nil))))
                     return
                 }
