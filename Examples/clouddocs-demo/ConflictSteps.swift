@@ -1,18 +1,21 @@
 import ExampleDocuments
 import Foundation
 
-/// Steps 5–7: this process has unsaved edits while the second process saves the same document.
-/// The second process runs to completion (`SecondProcess.start` returns after its `DONE`) before
-/// this process saves, so the order is fixed without sleeping: the save here always finds the
-/// file changed since the document last read or wrote it.
+/// Steps 6–8: this process has unsaved edits while the second process saves the same document.
+/// The second process opens the document first (its coordinated read finds nothing unsaved here),
+/// this process edits, then the second process edits and saves and ends (`goOn` returns after its
+/// `DONE`), and only then does this process save: the order is fixed without sleeping, and the
+/// save here always finds the file changed since the document last read or wrote it.
 @MainActor
 enum ConflictSteps {
     /// Different lines edited: `TextDocument`'s three-way merge keeps both edits, no conflict.
     static func merge(_ notes: TextDocument, at url: URL, step: Int) async throws {
         Narration.step(step, "Both processes edit notes.txt at once, on different lines: merged")
+        let second = try await SecondProcess.start(.replace("Shopping list\n", with: "Shopping list for Saturday\n"),
+                                                   editing: url, timing: .editWhenTold)
         notes.append("- eggs\n")
         Narration.event("here, unsaved: appended “- eggs”")
-        try SecondProcess.start(.replace("Shopping list\n", with: "Shopping list for Saturday\n"), editing: url)
+        await second.goOn()
         try await notes.saveThrowing(to: url, for: .forOverwriting)
         Narration.event("saved here: the file had changed; the edits do not overlap, so TextDocument merged them")
         let conflict = notes.documentState.contains(.inConflict) ? "in conflict" : "no conflict"
@@ -24,9 +27,10 @@ enum ConflictSteps {
     static func conflict(_ notes: TextDocument, at url: URL, step: Int) async throws {
         Narration.step(step, "Both processes change the same line at once: a conflict")
         let states = notes.stateChanges
+        let second = try await SecondProcess.start(.replace("- milk\n", with: "- whole milk\n"), editing: url, timing: .editWhenTold)
         notes.replace("- milk\n", with: "- oat milk\n")
         Narration.event("here, unsaved: “- milk” → “- oat milk”")
-        try SecondProcess.start(.replace("- milk\n", with: "- whole milk\n"), editing: url)
+        await second.goOn()
         try await notes.saveThrowing(to: url, for: .forOverwriting)
         Narration.event("saved here: the edits overlap, so the file's text was kept as a conflict version first")
         if !notes.documentState.contains(.inConflict) {

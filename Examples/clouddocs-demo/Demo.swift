@@ -45,7 +45,7 @@ enum Demo {
         // 2. Another process edits notes.txt while this one has it open.
         Narration.step(2, "A second process edits notes.txt while this process has it open")
         let states = notes.stateChanges
-        try SecondProcess.start(.appendLine, editing: notesURL)
+        _ = try await SecondProcess.start(.appendLine, editing: notesURL)
         let arrived = await waitUntil(states, seconds: 10) { _ in notes.text.contains("second process") }
         if arrived {
             Narration.event("this process's document reloaded by itself: \(Narration.quoted(notes.text))")
@@ -81,15 +81,43 @@ enum Demo {
         let onDisk = try String(contentsOf: notesURL, encoding: .utf8)
         Narration.event("on disk: \(Narration.quoted(onDisk))")
 
-        // 5–7. Both processes edit at once: merged, then a conflict, shown and resolved.
-        try await ConflictSteps.merge(notes, at: notesURL, step: 5)
-        try await ConflictSteps.conflict(notes, at: notesURL, step: 6)
-        try await ConflictSteps.resolve(notes, at: notesURL, step: 7)
+        // 5. A read here makes the second process save its unsaved edit first.
+        try await readSavesTheOtherEdit(notes, at: notesURL, step: 5)
 
-        // 8. Closing.
-        Narration.step(8, "Closing")
+        // 6–8. Both processes edit at once: merged, then a conflict, shown and resolved.
+        try await ConflictSteps.merge(notes, at: notesURL, step: 6)
+        try await ConflictSteps.conflict(notes, at: notesURL, step: 7)
+        try await ConflictSteps.resolve(notes, at: notesURL, step: 8)
+
+        // 9. Closing.
+        Narration.step(9, "Closing")
         try await notes.closeThrowing()
         Narration.event("notes.txt closed")
+    }
+
+    /// The second process opens notes.txt and edits it without saving; a coordinated read here
+    /// asks its document to save first (a presenter in another process), so the read gets the
+    /// edit. The read runs off the main actor, as coordinated accesses of an open document's file
+    /// must: this process's own document answers the coordinator there.
+    private static func readSavesTheOtherEdit(_ notes: TextDocument, at url: URL, step: Int) async throws {
+        Narration.step(step, "A read here makes the second process save its unsaved edit first")
+        let states = notes.stateChanges
+        let second = try await SecondProcess.start(.replace("- bread\n", with: "- rye bread\n"), editing: url,
+                                                   timing: .keepUnsavedUntilTold)
+        let plain = (try? String(contentsOf: url, encoding: .utf8)) ?? "(unreadable)"
+        Narration.event("on disk, read without coordinating: \(Narration.quoted(plain))")
+        let read = try await Task.detached {
+            try Coordinator().coordinate(readingItemAt: url) { try String(contentsOf: $0, encoding: .utf8) }
+        }.value
+        Narration.event("a coordinated read here: \(Narration.quoted(read))")
+        Narration.event(read.contains("- rye bread") ? "the second process saved its edit before the read, as Apple's coordinator asks"
+                                                     : "the read did not get the second process's edit")
+        await second.goOn()
+        if !notes.text.contains("- rye bread"),
+           !(await waitUntil(states, seconds: 10) { _ in notes.text.contains("- rye bread") }) {
+            Narration.event("the change did not arrive here within 10 s")
+        }
+        Narration.event("this process's document reloaded by itself: \(Narration.quoted(notes.text))")
     }
 
     /// Prints every state change of `document`, as the notification arrives.

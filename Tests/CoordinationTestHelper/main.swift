@@ -116,6 +116,7 @@ do {
     case "remote-serve", "remote-ask", "remote-present", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
     case "remote-watch": try runRemoteRuleCommand(command, Array(arguments.dropFirst()))  // RemoteRuleCommands.swift
     case "remote-coordinated-saver": runRemoteSaveCommand(Array(arguments.dropFirst()))  // RemoteSaveCommands.swift
+    case "remote-document": runRemoteDocumentCommand(Array(arguments.dropFirst()))  // RemoteDocumentCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)

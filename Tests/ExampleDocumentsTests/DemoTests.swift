@@ -14,29 +14,42 @@ struct DemoTests {
         return Array(lines[start..<end])
     }
 
-    @Test("runs every step; two processes' edits are merged, then conflict, and the conflict is shown and resolved")
+    @Test("runs every step, quickly; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved")
     func demoRuns() throws {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("clouddocs-demo-test-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let store = scratch.appendingPathComponent("versions")
+        let clock = ContinuousClock()
+        let start = clock.now
         let run = try runExampleTool("clouddocs-demo", [], in: scratch,
                                      environment: ["TMPDIR": scratch.path, "CLOUDDOCUMENTS_VERSION_STORE": store.path])
         #expect(run.status == 0, "output:\n\(run.output)\nerrors:\n\(run.errors)")
+        // No save request waited out its limit (10 s), and no wait cycle had to be broken.
+        #expect(clock.now - start < .seconds(10))
+        #expect(!run.errors.contains("did not answer a save request") && !run.errors.contains("wait cycle"))
         #expect(!run.output.contains("The demo failed"))
         #expect(!run.output.contains("within 10 s"))
         #expect(run.output.contains("\nDone."))
 
-        // 5: different lines edited by both processes: merged, no conflict.
-        let merged = step(5, of: run.output)
+        // 5: the second process's unsaved edit is saved because this process read the file.
+        let read = step(5, of: run.output)
+        #expect(read.contains { $0.contains("[second process] changed “- bread⏎” to “- rye bread⏎” (1×), not saved yet") })
+        #expect(read.contains { $0.contains("on disk, read without coordinating: “") && !$0.contains("rye bread") })
+        #expect(read.contains { $0.contains("a coordinated read here: “") && $0.contains("- rye bread⏎") })
+        #expect(read.contains { $0.contains("[second process] already saved (asked by the first process's read)") })
+        #expect(read.contains { $0.contains("this process's document reloaded by itself: “") && $0.contains("- rye bread⏎") })
+
+        // 6: different lines edited by both processes: merged, no conflict.
+        let merged = step(6, of: run.output)
         #expect(merged.contains { $0.contains("[second process] changed “Shopping list⏎” to “Shopping list for Saturday⏎”") })
         #expect(merged.contains { $0.contains("TextDocument merged them") })
         #expect(merged.contains { $0.contains("on disk: “Shopping list for Saturday⏎") && $0.contains("- eggs⏎”; no conflict") })
         #expect(!merged.contains { $0.contains("inConflict") })
 
-        // 6: the same line edited by both: a conflict, shown with both texts.
-        let conflict = step(6, of: run.output)
+        // 7: the same line edited by both: a conflict, shown with both texts.
+        let conflict = step(7, of: run.output)
         #expect(conflict.contains { $0.contains("[second process] changed “- milk⏎” to “- whole milk⏎”") })
         #expect(conflict.contains { $0.contains("notification: notes is now [inConflict") })
         #expect(conflict.contains { $0.contains("  state [inConflict") })
@@ -44,13 +57,13 @@ struct DemoTests {
         #expect(conflict.contains { $0.contains("conflict version 1: “") && $0.contains("- whole milk⏎") && $0.contains("saved on ") })
         #expect(!conflict.contains { $0.contains("conflict version 2") })
 
-        // 7: resolved by picking the second process's version; .inConflict clears.
-        let resolved = step(7, of: run.output)
+        // 8: resolved by picking the second process's version; .inConflict clears.
+        let resolved = step(8, of: run.output)
         #expect(resolved.contains { $0.contains("took conflict version 1's text and saved it") })
         #expect(resolved.contains { $0.contains("resolved and removed 1 conflict version") })
         #expect(resolved.contains { $0.hasSuffix("state normal; unresolved conflict versions left: 0") })
         #expect(resolved.contains { $0.contains("on disk: “") && $0.contains("- whole milk⏎") && !$0.contains("oat milk") })
 
-        #expect(step(8, of: run.output).contains { $0.contains("notes.txt closed") })
+        #expect(step(9, of: run.output).contains { $0.contains("notes.txt closed") })
     }
 }

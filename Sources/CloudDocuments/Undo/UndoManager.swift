@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// A general-purpose recorder of operations for undo and redo: Apple's `UndoManager`, which the
 /// Linux Foundation does not provide.

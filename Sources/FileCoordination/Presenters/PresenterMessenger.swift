@@ -46,8 +46,19 @@ struct PresenterMessenger {
         // (for a folder removed) something inside it.
         let elsewhere = accesses.contains {
             remote.mayConcern($0.itemPath) || (Self.removesFolder($0) && remote.mayConcernInside($0.itemPath))
+                || (isPackageAccess($0) && remote.mayConcernInside($0.lockPath))
         }
         guard !registry.isEmpty || elsewhere else { return [] }
+        // Remote presenters hook: a coordination on the main queue records which processes it
+        // waits for, so that their save requests to us do not wait for this main queue
+        // (Docs/RemotePresenters.md, *Save requests and wait cycles*).
+        let endMainQueueWait = elsewhere ? remote.recordMainQueueWait(for: {
+            accesses.reduce(0) {
+                $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1))
+                    | (isPackageAccess($1) ? remote.candidateSlots(at: $1.lockPath, inside: true) : 0)
+            }
+        }) : nil
+        defer { endMainQueueWait?() }
         var readers: [PresenterAddress] = []
         var writers: [PresenterAddress] = []
         var savers: [PresenterAddress] = []
@@ -56,14 +67,15 @@ struct PresenterMessenger {
         for access in accesses {
             var concerned = presentersConcerned(by: access)
             // Remote presenters hook: presenters in other processes are told what those of this
-            // process are (Remote/RemoteFound.swift sorts them); they are asked to save only where
-            // `asksForSaves` (not until lock borrowing crosses processes).
-            let elsewhereFound = elsewhere
-                ? RemoteFound(try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context),
-                              item: access.itemPath)
-                : RemoteFound()
-            let saving = remote.asksForSaves ? concerned + elsewhereFound.item : concerned
-            concerned += elsewhereFound.item
+            // process are (Remote/RemoteFound.swift sorts them); they are asked to save unless
+            // `asksForSaves` is off (CLOUDDOCUMENTS_REMOTE_SAVES=0).
+            // For a package (or an item inside one) the lookup is of the package and everything
+            // inside it: all of them are concerned, as in this process (`presentersConcerned`).
+            let found = elsewhere ? try remoteAddresses(for: access) : []
+            let elsewhereFound = RemoteFound(found, item: access.itemPath)
+            let elsewhereConcerned = isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhereFound.item
+            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
+            concerned += elsewhereConcerned
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
@@ -98,6 +110,22 @@ struct PresenterMessenger {
             throw error
         }
         return reacquirers
+    }
+
+    /// True for an access to a package or to an item inside one (its presenters, and those of
+    /// everything inside the package, are concerned).
+    private func isPackageAccess(_ access: ResolvedAccess) -> Bool {
+        access.isInsidePackage || packageExtensions.isPackage(access.lockPath)
+    }
+
+    /// The presenters in other processes an access concerns: of the item, the folders above it
+    /// and (for a folder removed) inside it; for a package access, of the package, the folders
+    /// above it and everything inside it. Remembered under the item's path for `finish`.
+    private func remoteAddresses(for access: ResolvedAccess) throws(CoordinationError) -> [PresenterAddress] {
+        if isPackageAccess(access) {
+            return try remote.addresses(at: access.lockPath, inside: true, rememberedAs: access.itemPath, context: context)
+        }
+        return try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context)
     }
 
     /// A write that deletes, moves away or replaces a directory: presenters inside it are concerned.
@@ -151,14 +179,33 @@ struct PresenterMessenger {
         let collector = AnswerCollector(expecting: requests.count)
         let token = lending.lend(requester)
         defer { lending.end(token) }
+        // Without a timeout, a save request to another process waits at most `saveAnswerLimit`.
+        let saveLimit = context.deadline == nil ? remote.saveAnswerLimitMilliseconds : nil
         for (address, message) in requests {
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
                                            message: message, borrow: message.lendsLocks ? token : nil)
-            delivery.send(request) { answer in
+            var record: @Sendable (PresenterAnswer) -> Void = { answer in
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
+            if let saveLimit, case .saveChanges = message, !address.id.isInThisProcess {
+                record = Self.bounded(record, by: saveLimit, presenter: address)
+            }
+            delivery.send(request, answer: record)
         }
         _ = try collector.wait(context)
+    }
+
+    /// `answer`, called with "completed, no error" when the presenter (in another process) has
+    /// not answered within `milliseconds`; its own answer, if it comes later, is dropped.
+    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by milliseconds: Int,
+                                presenter: PresenterAddress) -> @Sendable (PresenterAnswer) -> Void {
+        let once = AnswerOnce()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            guard once.first() else { return }
+            RemoteLog.unsaved("process \(presenter.id.process) did not answer a save request within \(milliseconds) ms; reading without it")
+            answer(.completed(nil))
+        }
+        return { reply in if once.first() { answer(reply) } }
     }
 
     // MARK: After the accessor
@@ -175,7 +222,8 @@ struct PresenterMessenger {
                 notify(address, .itemDidChange)
             }
             if access.isInsidePackage {
-                for address in registry.addresses(at: access.lockPath) where !isOwn(address) {
+                let package = elsewhere.ancestors.filter { $0.path == access.lockPath }
+                for address in registry.addresses(at: access.lockPath) + package where !isOwn(address) {
                     notify(address, .itemDidChange)
                 }
             }

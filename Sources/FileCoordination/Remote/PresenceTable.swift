@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// Layout (all integers native-endian, the file is only shared on one machine):
 /// - offset 0: magic (UInt64); offset 8: the mask of slots in use (UInt64);
-/// - offset 64 + 64·s: slot s's record — its process id (UInt64, 0 when free) and its
-///   publication counter (UInt64, bumped by every path it adds);
+/// - offset 64 + 64·s: slot s's record — its process id (UInt64, 0 when free), its
+///   publication counter (UInt64, bumped by every path it adds) and the slots its main queue
+///   waits for (UInt64, see `mainQueueWaits(ofSlot:)`);
 /// - offset `itemFilterOffset`: `wordCount` words, bit s of a word set when slot s presents a
 ///   path selecting that word; then as many words for the paths strictly *inside* which slot s
 ///   presents something.
@@ -53,6 +54,7 @@ final class PresenceTable: @unchecked Sendable {
     private var inUse: UnsafeMutablePointer<Atomic<UInt64>> { word(8) }
     private func recordPID(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot) }
     private func recordCounter(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot + 8) }
+    private func recordMainWaits(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot + 16) }
     @inline(__always)
     private func itemWord(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(Self.itemFilterOffset + 8 * index) }
     @inline(__always)
@@ -167,6 +169,38 @@ final class PresenceTable: @unchecked Sendable {
         recordCounter(slot).pointee.load(ordering: .acquiring)
     }
 
+    /// The slot whose owner is the process `pid`, if it has one.
+    func slot(ofProcess pid: Int32) -> Int? {
+        let used = slotsInUse
+        return (0..<Self.slotCount).first { used & (1 << UInt64($0)) != 0 && self.pid(ofSlot: $0) == pid }
+    }
+
+    // MARK: Waits of main queues (Docs/RemotePresenters.md, *Save requests and wait cycles*)
+
+    /// The slots whose processes the main queue of `slot`'s owner is waiting for, in a
+    /// coordination (lookups and presenters' answers); 0 when it waits for nobody.
+    func mainQueueWaits(ofSlot slot: Int) -> UInt64 {
+        recordMainWaits(slot).pointee.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// True when the main queue of `slot`'s owner waits for `target`, directly or through the main
+    /// queues of other processes waiting in turn (at most 64 steps: one per slot).
+    func mainQueueWaits(ofSlot slot: Int, reach target: Int) -> Bool {
+        let targetBit: UInt64 = 1 << UInt64(target)
+        var seen: UInt64 = 0
+        var frontier = mainQueueWaits(ofSlot: slot)
+        while frontier & ~seen != 0 {
+            if frontier & targetBit != 0 { return true }
+            let next = frontier & ~seen
+            seen |= next
+            frontier = 0
+            for waited in 0..<Self.slotCount where next & (1 << UInt64(waited)) != 0 {
+                frontier |= mainQueueWaits(ofSlot: waited)
+            }
+        }
+        return false
+    }
+
     /// When `slot`'s owner is dead (nobody holds its lock), sweeps its bits and frees it. True
     /// when the slot is free now; false when a live process holds it.
     @discardableResult
@@ -208,11 +242,31 @@ final class PresenceTable: @unchecked Sendable {
             for slot in 0..<PresenceTable.slotCount {
                 guard let claim = SlotClaim(table: table, slot: slot) else { continue }
                 table.recordPID(slot).pointee.store(UInt64(UInt32(bitPattern: getpid())), ordering: .sequentiallyConsistent)
+                table.recordMainWaits(slot).pointee.store(0, ordering: .sequentiallyConsistent)
                 table.ownSlots.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 table.inUse.pointee.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 return claim
             }
             return nil
+        }
+
+        /// Adds `slots` to those this process's main queue waits for; returns the previous value,
+        /// for `restoreMainQueueWaits` (waits nest: a presenter answering on the main queue may
+        /// coordinate in turn).
+        func addMainQueueWaits(_ slots: UInt64) -> UInt64 {
+            table.recordMainWaits(slot).pointee.bitwiseOr(slots, ordering: .sequentiallyConsistent).oldValue
+        }
+
+        /// Puts back what `addMainQueueWaits` returned, when that wait is over.
+        func restoreMainQueueWaits(_ previous: UInt64) {
+            table.recordMainWaits(slot).pointee.store(previous, ordering: .sequentiallyConsistent)
+        }
+
+        /// True when this process's main queue waits, directly or through other processes' main
+        /// queues, for the process `pid` (false when `pid` has no slot: nobody can wait for it).
+        func mainQueueWaitsReach(process pid: Int32) -> Bool {
+            guard table.mainQueueWaits(ofSlot: slot) != 0, let target = table.slot(ofProcess: pid) else { return false }
+            return table.mainQueueWaits(ofSlot: slot, reach: target)
         }
 
         /// Publishes that this process presents `path`. Visible to every process when it returns.
@@ -291,6 +345,7 @@ final class PresenceTable: @unchecked Sendable {
             if published { sweep() }
             table.ownSlots.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.inUse.pointee.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
+            table.recordMainWaits(slot).pointee.store(0, ordering: .sequentiallyConsistent)
             table.recordPID(slot).pointee.store(0, ordering: .sequentiallyConsistent)
             close(lockFD)
         }

@@ -51,9 +51,10 @@ final class RemoteDelivery: PresenterDelivery {
 
     /// Asks the processes of `slots` which of their presenters present `path` (or, as `scope`
     /// says, a directory above it or something inside it), waiting as `context` allows. A slot
-    /// whose process is gone is reaped and skipped at once.
+    /// whose process is gone is reaped and skipped at once. The answer is remembered for
+    /// `lastFound(at:)` under `rememberedAs` (`path` when nil).
     func lookup(_ path: String, scope: RemoteLookup.Scope = .concerning, slots: UInt64, table: PresenceTable,
-                socketFolder: String, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+                socketFolder: String, rememberedAs: String? = nil, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         var found: [PresenterAddress] = []
         var routes: [(PresenterID, Int)] = []
         for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
@@ -81,7 +82,7 @@ final class RemoteDelivery: PresenterDelivery {
         known.withLock { known in
             for (presenter, slot) in routes { known.routes[presenter] = slot }
             if known.atPath.count >= Self.rememberedPaths { known.atPath.removeAll() }
-            known.atPath[path] = found.isEmpty ? nil : found
+            known.atPath[rememberedAs ?? path] = found.isEmpty ? nil : found
         }
         return found
     }

@@ -8,6 +8,9 @@ struct RemoteFound {
 
     init() {}
 
+    /// Every presenter found that is of the item or inside it (a package and its contents).
+    var all: [PresenterAddress] { item + inside }
+
     /// Sorts `addresses` against `path` (canonical paths); an address that is none of the three
     /// (a stale answer) is dropped.
     init(_ addresses: [PresenterAddress], item path: String) {

@@ -16,4 +16,11 @@ enum RemoteLog {
         let line = Array("FileCoordination: remote presenters: dropped \(what)\n".utf8)
         line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
+
+    /// Reports a save request answered without the presenter (a wait cycle between processes,
+    /// or no answer within `RemotePresence.saveAnswerLimit`): the reader reads the bytes on disk.
+    static func unsaved(_ what: String) {
+        let line = Array("FileCoordination: remote presenters: \(what)\n".utf8)
+        line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
+    }
 }

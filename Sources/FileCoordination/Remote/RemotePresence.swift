@@ -37,20 +37,39 @@ final class RemotePresence: Sendable {
     /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
-    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`): the
-    /// request lends the asker's locks (`RemoteLockLending`), so a presenter that answers by
-    /// coordinating a write (as CloudDocument does) joins them instead of waiting for them
-    /// (Docs/RemotePresenters.md §3). **Off by default** for now: a document asked to save needs
-    /// its main actor, and a process whose main actor blocks on another process (the demo read its
-    /// second process's output there) then stalls the asker until its timeout, forever with none.
-    /// `CLOUDDOCUMENTS_REMOTE_SAVES=1` turns it on for the process runtime; tests set it.
+    /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`) before
+    /// a read and for `.forMerging`: the request lends the asker's locks (`RemoteLockLending`), so a
+    /// presenter that answers by coordinating a write (as CloudDocument does) joins them instead of
+    /// waiting for them (Docs/RemotePresenters.md §3). On by default; the environment variable
+    /// `CLOUDDOCUMENTS_REMOTE_SAVES=0` turns it off for a process (other processes' presenters then
+    /// only relinquish, and a reader gets the bytes last saved). Tests set it.
     var asksForSaves: Bool {
         get { savesAsked.load(ordering: .relaxed) }
         set { savesAsked.store(newValue, ordering: .relaxed) }
     }
-    private let savesAsked = Atomic<Bool>(ProcessInfo.processInfo.environment[RemotePresence.savesEnvironmentVariable] == "1")
-    /// The environment variable that turns save requests to other processes on (`1`).
+    private let savesAsked = Atomic<Bool>(ProcessInfo.processInfo.environment[RemotePresence.savesEnvironmentVariable] != "0")
+    /// The environment variable that turns save requests to other processes off (`0`).
     static let savesEnvironmentVariable = "CLOUDDOCUMENTS_REMOTE_SAVES"
+
+    /// How long a coordination **without a timeout** waits for a presenter in another process to
+    /// answer a save request (default 10 s). When it passes, the request counts as answered
+    /// without saving (logged) and the read goes on with the bytes on disk; an answer that comes
+    /// later is dropped. A coordination with a `timeout` waits up to that timeout instead, and
+    /// fails with `.timedOut`, as for every other wait. This is what keeps a wait cycle that no
+    /// coordinator can see (a main queue blocked on something else than a coordination: a pipe,
+    /// a semaphore) from hanging both processes for ever (Docs/RemotePresenters.md, *Save
+    /// requests and wait cycles*).
+    var saveAnswerLimit: Duration {
+        get { .milliseconds(saveAnswerLimitMilliseconds) }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            saveLimitMilliseconds.store(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000), ordering: .relaxed)
+        }
+    }
+    /// `saveAnswerLimit` in whole milliseconds.
+    var saveAnswerLimitMilliseconds: Int { saveLimitMilliseconds.load(ordering: .relaxed) }
+    private let saveLimitMilliseconds = Atomic<Int>(10_000)
+
     private let serving = Locked<Serving>(Serving())
 
     private struct Serving {
@@ -153,7 +172,11 @@ final class RemotePresence: Sendable {
     /// The presenters in other processes of `path`, of the directories above it and (with
     /// `inside`) of items inside it, asked of every candidate process. Each address carries the
     /// path its presenter presents, which tells which of the three it is.
-    func addresses(at path: String, inside: Bool = false, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+    ///
+    /// `rememberedAs`: the path under which `RemoteDelivery.lastFound` keeps the answer (the item's,
+    /// when the lookup is of the package that contains it); `path` when nil.
+    func addresses(at path: String, inside: Bool = false, rememberedAs: String? = nil,
+                   context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
         guard isEnabled, let table = table(), let folder = socketFolder() else { return [] }
         let own = table.ownSlots.load(ordering: .relaxed)
         let candidates = table.candidates(forItemAt: path, excluding: own)
@@ -167,7 +190,31 @@ final class RemotePresence: Sendable {
             }
         }
         guard slots != 0 else { return [] }
-        return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder, context: context)
+        return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder,
+                                   rememberedAs: rememberedAs, context: context)
+    }
+
+    /// Records, while a coordination on the **main queue** waits for other processes (the lookups
+    /// and answers of `PresenterMessenger.prepare`), which processes it waits for: `candidates`
+    /// are the slots that may present the items. Another process's save request finds it there
+    /// (`SlotClaim.mainQueueWaitsReach`) and is answered without saving instead of waiting for a
+    /// main queue that waits for the asker. Returns the closure that ends the record; nil (and
+    /// nothing recorded) off the main queue, or when this process has no slot (nobody can ask it
+    /// anything). Costs a queue-specific lookup, only on the slow path.
+    func recordMainQueueWait(for candidates: () -> UInt64) -> (() -> Void)? {
+        guard MainQueueCheck.isMainQueue, let claim = serving.withLock({ $0.claim }) else { return nil }
+        let slots = candidates()
+        guard slots != 0 else { return nil }
+        let previous = claim.addMainQueueWaits(slots)
+        return { claim.restoreMainQueueWaits(previous) }
+    }
+
+    /// The slots of other processes that may present the item at `path`, a folder above it or,
+    /// with `inside`, something inside it (for `recordMainQueueWait`).
+    func candidateSlots(at path: String, inside: Bool) -> UInt64 {
+        guard isEnabled, let table = table() else { return 0 }
+        let own = table.ownSlots.load(ordering: .relaxed)
+        return table.candidates(forItemAt: path, excluding: own) | (inside ? table.candidates(inside: path, excluding: own) : 0)
     }
 
     private func socketFolder() -> String? {
@@ -202,7 +249,8 @@ final class RemotePresence: Sendable {
             return nil
         }
         _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
-        let handler = Self.handler(registry: registry, local: local, lockTable: lockTable, lockDirectoryPath: directoryPath)
+        let handler = Self.handler(registry: registry, local: local, lockTable: lockTable, lockDirectoryPath: directoryPath,
+                                   claim: claim)
         do throws(RemoteTransportError) {
             serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
         } catch {
@@ -218,10 +266,20 @@ final class RemotePresence: Sendable {
 
     /// What the endpoint does with a frame from another process (on the endpoint's thread).
     private static func handler(registry: PresenterRegistry, local: InProcessDelivery, lockTable: LockTable,
-                                lockDirectoryPath: @escaping @Sendable () -> String?) -> RemoteEndpoint.Handler {
+                                lockDirectoryPath: @escaping @Sendable () -> String?,
+                                claim: PresenceTable.SlotClaim) -> RemoteEndpoint.Handler {
         { frame, reply in
             switch frame {
             case .request(let remote):
+                if case .saveChanges = remote.message, claim.mainQueueWaitsReach(process: reply.peer.pid) {
+                    // A wait cycle: our main queue waits for the asker, whose coordination waits
+                    // for this answer, and a document saves on its main queue. Answered at once,
+                    // without saving: the asker reads the bytes on disk (Docs/RemotePresenters.md).
+                    RemoteLog.unsaved("not saving for process \(reply.peer.pid): this process's main queue waits for it (a wait cycle)")
+                    for descriptor in remote.borrow?.descriptors ?? [] { close(descriptor) }  // nothing borrows them
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: .completed(nil))))
+                    return
+                }
                 // Locks lent with a save or deletion request: the presenter's coordinators join
                 // them while it answers (Docs/RemotePresenters.md §3).
                 let borrowed = remote.borrow.flatMap {

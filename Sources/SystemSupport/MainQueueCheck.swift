@@ -6,8 +6,10 @@ import Dispatch
 ///
 /// `Thread.isMainThread` is not the test: on Linux, main-actor jobs of an `async` `main` (and
 /// under `swift test`) are drained from the main queue by a thread that is not the process's
-/// first thread. ``UndoManager/groupsByEvent`` groups what runs on the main queue.
-enum MainQueueCheck {
+/// first thread. CloudDocuments' `UndoManager.groupsByEvent` groups what runs on the main queue;
+/// a coordinator records when the main queue waits for another process (a document asked to save
+/// there needs it: Docs/RemotePresenters.md, *Save requests and wait cycles*).
+package enum MainQueueCheck {
     /// A queue-specific value set on the main queue once, on first use (Swift's lazy
     /// initialization of a static is thread-safe).
     private static let key: DispatchSpecificKey<Bool> = {
@@ -17,5 +19,5 @@ enum MainQueueCheck {
     }()
 
     /// Whether the current code runs on the main queue. Any thread.
-    static var isMainQueue: Bool { DispatchQueue.getSpecific(key: key) == true }
+    package static var isMainQueue: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

@@ -1,0 +1,162 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+@testable import FileCoordination
+
+/// Save requests to a CloudDocument open in another process (`CoordinationTestHelper
+/// remote-document`), on by default: a read here gets the other process's unsaved edit, and two
+/// processes reading each other's documents at once never hang (Docs/RemotePresenters.md, *Save
+/// requests and wait cycles*). Every read here and in the workers has no timeout.
+@Suite("Remote presenters: documents in other processes asked to save", .serialized)
+struct RemoteDocumentSaveTests {
+    /// A `remote-document` worker of `file`, sharing `setup`'s lock directory, with its document open.
+    private static func document(_ file: URL, _ setup: RemoteDeliveryTests.Setup) throws -> ChildProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment[LockDirectory.environmentVariable] = setup.lockDirectory
+        environment[RemotePresence.environmentVariable] = "1"
+        environment.removeValue(forKey: RemotePresence.savesEnvironmentVariable)  // the default: on
+        let child = try ChildProcess(["remote-document", file.path], environment: environment)
+        #expect(child.expect("OPENED")?.hasPrefix("OPENED") == true)
+        return child
+    }
+
+    @Test("a document with unsaved changes in another process saves them for our read, which gets the saved bytes")
+    func dirtyDocumentSavesForOurRead() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        let child = try Self.document(setup.file, setup)
+        defer { child.closeInput(); child.waitForExit() }
+        child.send("edit unsaved in the other process")
+        #expect(child.readLine() == "EDITED")
+        #expect(try String(contentsOf: setup.file, encoding: .utf8) == "old")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "unsaved in the other process")
+        #expect(clock.now - start < .seconds(5))
+        child.send("state")
+        #expect(child.readLine() == "STATE saved")
+    }
+
+    /// Two `remote-document` workers, of `doc.txt` ("old") and `other.txt` ("other old"), each
+    /// with an unsaved edit ("first edit", "second edit"), asked at once to read each other's file
+    /// `where` ("thread" or "main", with no timeout); returns what each read and how long both took.
+    private static func mutualReads(_ place: String) throws -> (first: String?, second: String?, took: Duration) {
+        let setup = try RemoteDeliveryTests.Setup()
+        let other = setup.scratch.file("other.txt", contents: "other old")
+        let first = try document(setup.file, setup), second = try document(other, setup)
+        defer {
+            first.closeInput(); second.closeInput()
+            first.waitForExit(); second.waitForExit()
+        }
+        first.send("edit first edit")
+        second.send("edit second edit")
+        #expect(first.readLine() == "EDITED")
+        #expect(second.readLine() == "EDITED")
+        let clock = ContinuousClock()
+        let start = clock.now
+        first.send("read \(other.path) \(place)")
+        second.send("read \(setup.file.path) \(place)")
+        let firstRead = first.readLine(), secondRead = second.readLine()
+        return (firstRead, secondRead, clock.now - start)
+    }
+
+    @Test("two processes with unsaved documents read each other's file at once, off their main queues: each gets the other's saved edit")
+    func mutualReadsOffTheMainQueue() throws {
+        let reads = try Self.mutualReads("thread")
+        #expect(reads.first == "READ second edit")
+        #expect(reads.second == "READ first edit")
+        #expect(reads.took < .seconds(5))
+    }
+
+    @Test("two processes with unsaved documents read each other's file at once on their main queues: the wait cycle is broken at once, nobody hangs")
+    func mutualReadsOnTheMainQueues() throws {
+        // Each main queue blocks in a coordinated read that asks the other's document, which saves
+        // on its main queue, to save. Whoever is asked while its main queue waits for the asker
+        // answers at once without saving (both may); a request that came before the other's
+        // main queue began to wait is saved for once that main queue is free.
+        let reads = try Self.mutualReads("main")
+        #expect(reads.first == "READ second edit" || reads.first == "READ other old")
+        #expect(reads.second == "READ first edit" || reads.second == "READ old")
+        // Well within the 10 s a save request waits at most without a timeout: the cycle was
+        // seen, not waited out.
+        #expect(reads.took < .seconds(5))
+    }
+
+    @Test("without a timeout, a document whose main queue is blocked by something else costs our read saveAnswerLimit, not a hang; it saves later")
+    func blockedMainQueueCostsTheSaveLimit() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        setup.runtime.remote.saveAnswerLimit = .milliseconds(500)
+        let child = try Self.document(setup.file, setup)
+        defer { child.closeInput(); child.waitForExit() }
+        child.send("edit saved late")
+        #expect(child.readLine() == "EDITED")
+        child.send("block-main")
+        #expect(child.readLine() == "BLOCKED")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        let waited = clock.now - start
+        #expect(text == "old")
+        #expect(waited >= .milliseconds(500) && waited < .seconds(5))
+        child.send("unblock-main")
+        #expect(child.readLine() == "UNBLOCKED")
+        // The save asked for still happens once the main queue is free (its answer is dropped).
+        child.closeInput()
+        #expect(child.expect("CLOSED") == "CLOSED")
+        #expect(try String(contentsOf: setup.file, encoding: .utf8) == "saved late")
+    }
+
+    @Test("a stopped document process costs our read its timeout, and saves for the next read once resumed; one killed while asked to save is skipped at once")
+    func stoppedAndKilledDocuments() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        setup.runtime.remote.saveAnswerLimit = .seconds(60)  // only the kill may end the last read
+        let child = try Self.document(setup.file, setup)
+        child.send("edit edited")
+        #expect(child.readLine() == "EDITED")
+        #expect(child.stopAndWaitUntilStopped())
+        let clock = ContinuousClock()
+        var start = clock.now
+        do {
+            try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
+            Issue.record("the read did not time out")
+        } catch CoordinationError.timedOut {}
+        var waited = clock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        kill(child.process.processIdentifier, SIGCONT)
+        let resumed = try setup.coordinator(timeout: .seconds(30)).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(resumed == "edited")
+
+        // Killed while its main queue is blocked and our read waits for its save answer.
+        child.send("report-saves")
+        #expect(child.readLine() == "REPORTING")
+        child.send("edit edited again")
+        child.send("block-main")
+        var sawEdit = false, sawBlock = false
+        while !(sawEdit && sawBlock), let line = child.readLine() {
+            if line == "EDITED" { sawEdit = true }
+            if line == "BLOCKED" { sawBlock = true }
+        }
+        let reader = DispatchSemaphore(value: 0)
+        let result = Locked<Result<String, any Error>?>(nil)
+        let coordinator = setup.coordinator(timeout: nil)
+        let file = setup.file
+        Thread {
+            result.withLock { $0 = Result { try coordinator.coordinate(readingItemAt: file) { try String(contentsOf: $0, encoding: .utf8) } } }
+            reader.signal()
+        }.start()
+        #expect(child.expect("SAVE-ASKED") == "SAVE-ASKED")
+        start = clock.now
+        child.kill9()
+        #expect(reader.wait(timeout: .now() + 30) == .success)
+        waited = clock.now - start
+        #expect(try result.withLock { $0 }?.get() == "edited")
+        #expect(waited < .seconds(5))
+    }
+}
