@@ -1,0 +1,159 @@
+import Foundation
+import FileCoordination
+import SystemSupport
+
+/// The results of one query and what changed since they were last delivered. Owned by the
+/// query's thread (`QueryEngine`); never shared, so unsynchronized.
+///
+/// Items are kept by folder, then by name: a folder's path is stored once, and a rename inside a
+/// folder or a folder's subtree are cheap to find. `ordered` is the delivered order (the sort
+/// keys, or the order found), brought up to date at each delivery in O(n) by merging.
+struct ResultSet {
+    /// folder path → name → item.
+    private(set) var folders: [String: [String: MetadataItem]] = [:]
+    private(set) var count = 0
+    private var nextID: UInt64 = 1
+    let sortKeys: [MetadataQuerySortKey]
+
+    /// The results as last delivered.
+    private(set) var ordered: [MetadataItem] = []
+
+    /// Changes not delivered yet, by item identifier, coalesced: added then changed is added,
+    /// added then removed is nothing, changed then removed is removed.
+    private var added: [UInt64: MetadataItem] = [:]
+    private var changed: [UInt64: MetadataItem] = [:]
+    private var removed: [UInt64: MetadataItem] = [:]
+    /// Items taken out by `detach` that are neither back nor reported removed yet.
+    private var detached: Set<UInt64> = []
+    var hasPendingChanges: Bool { !added.isEmpty || !changed.isEmpty || !removed.isEmpty }
+
+    init(sortKeys: [MetadataQuerySortKey]) {
+        self.sortKeys = sortKeys
+    }
+
+    func item(inFolder folder: String, named name: String) -> MetadataItem? {
+        folders[folder]?[name]
+    }
+
+    mutating func makeIdentifier() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// Puts `item` in (a new identifier: added; a known one: changed unless nothing differs; a
+    /// detached one: changed, as it moved).
+    mutating func upsert(_ item: MetadataItem) {
+        let previous = folders[item.folderPath, default: [:]].updateValue(item, forKey: item.name)
+        if let previous, previous.id != item.id {
+            noteRemoved(previous)            // another item took this name (a rename over it)
+        }
+        if previous == nil { count += 1 }
+        if detached.remove(item.id) != nil {
+            if added[item.id] != nil { added[item.id] = item } else { changed[item.id] = item }
+        } else if added[item.id] != nil {
+            added[item.id] = item
+        } else if let old = previous, old.id == item.id {
+            if old.differs(from: item) || changed[item.id] != nil { changed[item.id] = item }
+        } else {
+            added[item.id] = item
+        }
+    }
+
+    /// Takes the item out without reporting it (the first half of a rename); `reportRemoval` it
+    /// if the second half never comes.
+    mutating func detach(folder: String, name: String) -> MetadataItem? {
+        guard let item = folders[folder]?.removeValue(forKey: name) else { return nil }
+        if folders[folder]?.isEmpty == true { folders.removeValue(forKey: folder) }
+        count -= 1
+        detached.insert(item.id)
+        return item
+    }
+
+    /// Removes and reports the item `folder/name`, if it is a result.
+    mutating func remove(folder: String, name: String) {
+        if let item = detach(folder: folder, name: name) { reportRemoval(item) }
+    }
+
+    /// Reports a detached item as removed.
+    mutating func reportRemoval(_ item: MetadataItem) {
+        detached.remove(item.id)
+        noteRemoved(item)
+    }
+
+    /// Detaches every item inside `folder` (not `folder`'s own item), by path relative to it.
+    mutating func detachSubtree(of folder: String) -> [String: MetadataItem] {
+        var taken: [String: MetadataItem] = [:]
+        for path in folders.keys where path == folder || CanonicalPathSupport.isInside(path, folder) {
+            guard let items = folders.removeValue(forKey: path) else { continue }
+            let relativeFolder = path == folder ? "" : String(path.dropFirst(folder.count + 1)) + "/"
+            for (name, item) in items {
+                taken[relativeFolder + name] = item
+                detached.insert(item.id)
+            }
+            count -= items.count
+        }
+        return taken
+    }
+
+    /// Every (folder, name) held, for a rescan's sweep.
+    func allNames() -> [(folder: String, name: String)] {
+        var names: [(folder: String, name: String)] = []
+        names.reserveCapacity(count)
+        for (folder, items) in folders { for name in items.keys { names.append((folder, name)) } }
+        return names
+    }
+
+    private mutating func noteRemoved(_ item: MetadataItem) {
+        if added.removeValue(forKey: item.id) != nil { return }
+        changed.removeValue(forKey: item.id)
+        removed[item.id] = item
+    }
+
+    /// Brings `ordered` up to date and returns what changed since the last call.
+    mutating func takeChanges() -> MetadataQueryUpdate {
+        let update = MetadataQueryUpdate(added: sortedIfNeeded(Array(added.values)), changed: sortedIfNeeded(Array(changed.values)),
+                                         removed: sortedIfNeeded(Array(removed.values)))
+        if hasPendingChanges {
+            var base = ordered
+            if !removed.isEmpty || !changed.isEmpty {
+                base.removeAll { removed[$0.id] != nil || changed[$0.id] != nil }
+            }
+            var newcomers = Array(added.values) + Array(changed.values)
+            newcomers.sort { $0.id < $1.id }
+            if sortKeys.isEmpty {
+                ordered = base + newcomers
+            } else {
+                newcomers = stableSorted(newcomers)
+                ordered = merge(base, newcomers)
+            }
+        }
+        added = [:]; changed = [:]; removed = [:]
+        return update
+    }
+
+    private func sortedIfNeeded(_ items: [MetadataItem]) -> [MetadataItem] {
+        let byID = items.sorted { $0.id < $1.id }
+        return sortKeys.isEmpty ? byID : stableSorted(byID)
+    }
+
+    private func stableSorted(_ items: [MetadataItem]) -> [MetadataItem] {
+        // Swift's sort is stable.
+        items.sorted { MetadataQuerySortKey.precedes($0, $1, by: sortKeys) ?? false }
+    }
+
+    private func merge(_ left: [MetadataItem], _ right: [MetadataItem]) -> [MetadataItem] {
+        var result: [MetadataItem] = []
+        result.reserveCapacity(left.count + right.count)
+        var i = 0, j = 0
+        while i < left.count, j < right.count {
+            if MetadataQuerySortKey.precedes(right[j], left[i], by: sortKeys) == true {
+                result.append(right[j]); j += 1
+            } else {
+                result.append(left[i]); i += 1
+            }
+        }
+        result.append(contentsOf: left[i...])
+        result.append(contentsOf: right[j...])
+        return result
+    }
+}
