@@ -209,11 +209,15 @@ public final class MetadataQuery: Sendable {
         if deliverNow { handler(output.event) }
     }
 
-    /// Tests: holds the query's thread until the returned semaphore is signalled.
-    func holdForTesting() -> DispatchSemaphore {
-        let semaphore = DispatchSemaphore(value: 0)
-        state.withLock { $0.control }?.send { $0.hold = semaphore }
-        return semaphore
+    /// Tests: holds the query's thread until the returned semaphore is signalled. Returns once the
+    /// thread holds (so every delivery it made before is on the operation queue); nil when the
+    /// query is not running.
+    func holdForTesting() -> DispatchSemaphore? {
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        guard let control = state.withLock({ $0.control }) else { return nil }
+        control.send { $0.hold = (entered, release) }
+        guard entered.wait(timeout: .now() + 60) == .success else { return nil }
+        return release
     }
 
     /// Tests: makes the query's thread act as on `IN_Q_OVERFLOW` (drop what the kernel queued,

@@ -75,7 +75,10 @@ final class QueryEngine {
             if descriptors[1].revents != 0 {
                 let commands = control.take()
                 if commands.stop { return }
-                if let hold = commands.hold { hold.wait() }
+                if let hold = commands.hold {
+                    hold.entered.signal()
+                    hold.release.wait()
+                }
                 if commands.overflow { recoverFromOverflow() }
             }
             if descriptors[0].revents != 0 { readEvents(into: buffer) }

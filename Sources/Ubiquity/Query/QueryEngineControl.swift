@@ -12,8 +12,9 @@ final class QueryEngineControl: Sendable {
         var flush = false
         /// A simulated `IN_Q_OVERFLOW`: discard what the kernel queued, then rescan (tests).
         var overflow = false
-        /// Holds the thread until signalled (tests): lets changes pile up in the kernel's queue.
-        var hold: DispatchSemaphore?
+        /// Holds the thread (tests): it signals `entered`, then waits for `release` — meanwhile
+        /// changes pile up in the kernel's queue, and everything it delivered before is queued.
+        var hold: (entered: DispatchSemaphore, release: DispatchSemaphore)?
     }
     let commands = Locked(Commands())
     /// The pipe's read end, which the thread polls.
