@@ -10,6 +10,8 @@ import Glibc
 import Ubiquity
 
 let fileCount = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
+/// `gather-only` as the second argument: just the gathering rounds (for profiling).
+let gatherOnly = CommandLine.arguments.dropFirst(2).first == "gather-only"
 let perFolder = 1_000
 let clock = ContinuousClock()
 
@@ -21,6 +23,14 @@ func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
     let fields = text.split(separator: " ")
     return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
+
+/// glibc's `mallocTrim()` (not imported by Swift's Glibc module): returns freed memory to the
+/// system, so resident memory counts what is held.
+func mallocTrim() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
 }
 
 func median(_ values: [Double]) -> Double {
@@ -90,15 +100,19 @@ final class Probe: @unchecked Sendable {
     }
 }
 
-let root = FileManager.default.temporaryDirectory.path + "/metadata-query-benchmark-\(getpid())"
+/// METADATA_QUERY_BENCHMARK_TREE=/path: use (and keep) the tree there, made on the first run.
+let keptTree = ProcessInfo.processInfo.environment["METADATA_QUERY_BENCHMARK_TREE"]
+let root = keptTree ?? FileManager.default.temporaryDirectory.path + "/metadata-query-benchmark-\(getpid())"
 print("metadata-query-benchmark: \(fileCount) files in folders of \(perFolder), under \(root)")
-makeTree(at: root)
-defer { _ = try? FileManager.default.removeItem(atPath: root) }
+if keptTree == nil || !FileManager.default.fileExists(atPath: root) { makeTree(at: root) }
+defer { if keptTree == nil { _ = try? FileManager.default.removeItem(atPath: root) } }
 _ = try timeFind(root)                     // warm the caches for both
 
 let queue = OperationQueue()
 queue.maxConcurrentOperationCount = 1
 var findTimes: [Double] = [], gatherTimes: [Double] = []
+// The first round's query is kept (measured for memory, then used for the renames), so its
+// memory is measured before other queries come and go.
 var keptQuery: MetadataQuery?
 var keptProbe: Probe?
 var memoryPerResult = 0.0
@@ -107,12 +121,15 @@ for round in 0..<3 {
     let probe = Probe()
     let query = MetadataQuery(scopes: [.folder(URL(fileURLWithPath: root))], notificationBatchingInterval: 0,
                               operationQueue: queue) { probe.handle($0) }
+    mallocTrim()
     let before = residentBytes()
     let began = clock.now
     try query.start()
     probe.finished.wait()
     gatherTimes.append(milliseconds(clock.now - began))
-    if round == 2 {
+    if round == 0 {
+        queue.addOperations([BlockOperation {}], waitUntilFinished: true)
+        mallocTrim()   // count what is held, not what malloc keeps cached after freeing
         memoryPerResult = Double(residentBytes() - before) / Double(query.resultCount)
         keptQuery = query
         keptProbe = probe
@@ -128,7 +145,7 @@ print(String(format: "gathering ÷ find: %.2f (goal ≤ 1.5)", gatherMedian / fi
 print(String(format: "memory per result: %.0f bytes (resident memory grown while gathering, ÷ results)", memoryPerResult))
 
 // Renames, one at a time, each timed from just before rename(2) to the handler seeing it.
-if let query = keptQuery, let probe = keptProbe {
+if !gatherOnly, let query = keptQuery, let probe = keptProbe {
     var latencies: [Double] = []
     for index in 0..<300 {
         let folder = root + "/d" + String(format: "%04d", (index * 7) % max(1, fileCount / perFolder))

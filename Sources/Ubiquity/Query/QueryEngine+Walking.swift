@@ -8,15 +8,15 @@ extension QueryEngine {
     func gather() {
         var lastProgress = clock.now
         for root in settings.roots {
-            walk(from: root.path, root: root, reuse: { _ in nil }) { [self] in
+            walk(from: root.path, root: root, reuse: { _ in nil }, gathering: true, onFolderDone: { [self] in
                 guard clock.now - lastProgress >= .milliseconds(250) else { return true }
                 lastProgress = clock.now
                 if control.commands.withLock({ $0.stop }) { return false }
-                _ = results.takeChanges()
                 settings.output(QueryEngineOutput(event: .gatheringProgress, results: results.ordered))
                 return true
-            }
+            })
         }
+        results.finishGathering()
     }
 
     /// Walks the tree under `top` (a folder in `root`): watches each folder before reading it, so
@@ -25,7 +25,7 @@ extension QueryEngine {
     /// identifier: a change, not an addition). `onFolderDone` is called after each folder; false stops.
     /// Returns the folders walked.
     @discardableResult
-    func walk(from top: String, root: ScopeRoot, reuse: (String) -> MetadataItem?,
+    func walk(from top: String, root: ScopeRoot, reuse: (String) -> MetadataItem?, gathering: Bool = false,
               onFolderDone: () -> Bool = { true }, seen: ((String) -> Void)? = nil) -> [String] {
         var stack = [top]
         var walked: [String] = []
@@ -37,32 +37,52 @@ extension QueryEngine {
                 if descriptor >= 0 { close(descriptor) }
                 continue
             }
-            var entries: [(name: String, stamp: ItemStamp)] = []
+            // Names the sync-tool rules must look at: their folder's listing is needed for conflicts.
+            var entries: [(name: String, stamp: ItemStamp, special: Bool)] = []
+            var mayHaveCopies = false
             while let entry = readdir(stream) {
-                let found: (String, ItemStamp)? = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                     let bytes = raw.prefix(while: { $0 != 0 })
                     // Hidden names (and `.`, `..`) are never results, nor walked.
-                    guard let first = bytes.first, first != UInt8(ascii: ".") else { return nil }
-                    guard let stamp = ItemStatReader.stamp(in: descriptor, raw.baseAddress!.assumingMemoryBound(to: CChar.self)) else { return nil }
-                    return (PathBytes.string(fromBytes: bytes), stamp)
+                    guard let first = bytes.first, first != UInt8(ascii: ".") else { return }
+                    let isInternal = ResultNameFilter.mayBeInternal(bytes)
+                    let isCopy = ResultNameFilter.mayBeConflictCopy(bytes)
+                    mayHaveCopies = mayHaveCopies || isCopy
+                    guard let stamp = ItemStatReader.stamp(in: descriptor, raw.baseAddress!.assumingMemoryBound(to: CChar.self)) else { return }
+                    entries.append((PathBytes.string(fromBytes: bytes), stamp, isInternal || isCopy))
                 }
-                if let found { entries.append((found.0, found.1)) }
             }
             closedir(stream)
-            let groups = SyncConflictNaming.conflictGroups(in: entries.lazy.map(\.name))
+            var groups: [String: SyncConflictGroup] = [:]
             var copies: Set<String> = []
-            for group in groups.values { for copy in group.copies { copies.insert(copy.name) } }
-            for (name, stamp) in entries {
-                if copies.contains(name) || SyncInternalItems.item(named: name) != nil { continue }
-                let path = SyncFolderListing.join(folder, name)
-                if stamp.isFolder {
-                    guard root.includes(folder: path) else { continue }
-                    stack.append(path)
-                }
-                seen?(path)
-                let hasCopies = groups[name].map { !$0.copies.isEmpty } ?? false
-                consider(folder: folder, name: name, stamp: stamp, hasConflicts: hasCopies, root: root, previous: reuse(path))
+            if mayHaveCopies {
+                groups = SyncConflictNaming.conflictGroups(in: entries.map(\.name))
+                for group in groups.values { for copy in group.copies { copies.insert(copy.name) } }
             }
+            var gathered: [MetadataItem] = []
+            if gathering { gathered.reserveCapacity(entries.count) }
+            for (name, stamp, special) in entries {
+                if special, copies.contains(name) || SyncInternalItems.item(named: name) != nil { continue }
+                if stamp.isFolder || seen != nil {
+                    let path = SyncFolderListing.join(folder, name)
+                    if stamp.isFolder {
+                        guard root.includes(folder: path) else { continue }
+                        stack.append(path)
+                    }
+                    seen?(path)
+                }
+                let hasCopies = !groups.isEmpty && groups[name].map { !$0.copies.isEmpty } ?? false
+                if gathering {
+                    var item = MetadataItem(id: 0, folderPath: folder, name: name, stamp: stamp, flags: Self.flags(root, hasCopies))
+                    guard settings.predicate.evaluate(item) else { continue }
+                    item.id = results.makeIdentifier()
+                    gathered.append(item)
+                } else {
+                    consider(folder: folder, name: name, stamp: stamp, hasConflicts: hasCopies, root: root,
+                             previous: reuse(SyncFolderListing.join(folder, name)))
+                }
+            }
+            results.addGathered(gathered, inFolder: folder)
             if !onFolderDone() { break }
         }
         return walked
@@ -71,11 +91,8 @@ extension QueryEngine {
     /// Puts the item `folder/name` in the results if the predicate accepts it (as `previous`, when
     /// given: same identifier), or takes it out if it was in and is no longer accepted.
     func consider(folder: String, name: String, stamp: ItemStamp, hasConflicts: Bool, root: ScopeRoot, previous: MetadataItem?) {
-        var flags: MetadataItem.Flags = []
-        if root.isUbiquitous { flags.insert(.ubiquitous) }
-        if hasConflicts { flags.insert(.conflicts) }
         let existing = results.item(inFolder: folder, named: name)
-        var item = MetadataItem(id: 0, folderPath: folder, name: name, stamp: stamp, flags: flags)
+        var item = MetadataItem(id: 0, folderPath: folder, name: name, stamp: stamp, flags: Self.flags(root, hasConflicts))
         if settings.predicate.evaluate(item) {
             item.id = previous?.id ?? existing?.id ?? results.makeIdentifier()
             results.upsert(item)
@@ -83,6 +100,13 @@ extension QueryEngine {
             if existing != nil { results.remove(folder: folder, name: name) }
             if let previous { results.reportRemoval(previous) }
         }
+    }
+
+    static func flags(_ root: ScopeRoot, _ hasConflicts: Bool) -> MetadataItem.Flags {
+        var flags: MetadataItem.Flags = []
+        if root.isUbiquitous { flags.insert(.ubiquitous) }
+        if hasConflicts { flags.insert(.conflicts) }
+        return flags
     }
 
     /// After the kernel's queue overflowed (events were lost): walks every scope again and makes

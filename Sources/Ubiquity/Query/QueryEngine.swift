@@ -62,7 +62,6 @@ final class QueryEngine {
         settings.output(QueryEngineOutput(event: .didStartGathering, results: []))
         gather()
         if control.commands.withLock({ $0.stop }) { return }
-        _ = results.takeChanges()
         reportWatchProblem()
         settings.output(QueryEngineOutput(event: .didFinishGathering, results: results.ordered))
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)

@@ -59,6 +59,23 @@ struct ResultSet {
         }
     }
 
+    /// The initial gathering: puts the items of one folder in at once, as already delivered (the
+    /// gathering events carry no changes). The folder must hold no results yet.
+    mutating func addGathered(_ items: [MetadataItem], inFolder folder: String) {
+        guard !items.isEmpty else { return }
+        var byName: [String: MetadataItem] = [:]
+        byName.reserveCapacity(items.count)
+        for item in items { byName[item.name] = item }
+        folders[folder] = byName
+        count += items.count
+        ordered.append(contentsOf: items)
+    }
+
+    /// Ends the initial gathering: sorts what it found.
+    mutating func finishGathering() {
+        if !sortKeys.isEmpty { ordered = stableSorted(ordered) }
+    }
+
     /// Takes the item out without reporting it (the first half of a rename); `reportRemoval` it
     /// if the second half never comes.
     mutating func detach(folder: String, name: String) -> MetadataItem? {
@@ -109,22 +126,28 @@ struct ResultSet {
         removed[item.id] = item
     }
 
-    /// Brings `ordered` up to date and returns what changed since the last call.
+    /// Brings `ordered` up to date and returns what changed since the last call. O(n) in the
+    /// number of results, with one integer comparison per result and change when few changed.
     mutating func takeChanges() -> MetadataQueryUpdate {
         let update = MetadataQueryUpdate(added: sortedIfNeeded(Array(added.values)), changed: sortedIfNeeded(Array(changed.values)),
                                          removed: sortedIfNeeded(Array(removed.values)))
         if hasPendingChanges {
-            var base = ordered
-            if !removed.isEmpty || !changed.isEmpty {
-                base.removeAll { removed[$0.id] != nil || changed[$0.id] != nil }
-            }
-            var newcomers = Array(added.values) + Array(changed.values)
-            newcomers.sort { $0.id < $1.id }
+            let gone = IdentifierSet(removed.keys)
             if sortKeys.isEmpty {
-                ordered = base + newcomers
+                // Changed items keep their places; removed ones leave; added ones go last.
+                if !changed.isEmpty {
+                    let changedIDs = IdentifierSet(changed.keys)
+                    for index in ordered.indices where changedIDs.contains(ordered[index].id) {
+                        if let item = changed[ordered[index].id] { ordered[index] = item }
+                    }
+                }
+                if !removed.isEmpty { ordered.removeAll { gone.contains($0.id) } }
+                ordered.append(contentsOf: update.added)
             } else {
-                newcomers = stableSorted(newcomers)
-                ordered = merge(base, newcomers)
+                // Changed items may move: out, then merged back in with the added ones.
+                let moving = IdentifierSet(Array(removed.keys) + Array(changed.keys))
+                ordered.removeAll { moving.contains($0.id) }
+                ordered = merge(ordered, stableSorted(update.added + update.changed))
             }
         }
         added = [:]; changed = [:]; removed = [:]
@@ -155,5 +178,22 @@ struct ResultSet {
         result.append(contentsOf: left[i...])
         result.append(contentsOf: right[j...])
         return result
+    }
+}
+
+/// A set of item identifiers, tested once per result: a plain array scan when small (a few
+/// integer comparisons, no hashing), a hash set otherwise.
+private struct IdentifierSet {
+    private let small: [UInt64]
+    private let large: Set<UInt64>?
+
+    init<S: Sequence<UInt64>>(_ identifiers: S) {
+        let all = Array(identifiers)
+        if all.count <= 16 { small = all; large = nil } else { small = []; large = Set(all) }
+    }
+
+    func contains(_ id: UInt64) -> Bool {
+        if let large { return large.contains(id) }
+        return small.contains(id)
     }
 }
