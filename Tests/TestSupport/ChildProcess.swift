@@ -10,20 +10,29 @@ public final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    public static var helperURL: URL {
+    public static var helperURL: URL { builtProductURL("CoordinationTestHelper") }
+
+    /// The built executable `name` (a helper or an example program): in the build folder, beside
+    /// the test bundle.
+    public static func builtProductURL(_ name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
         ]
         for directory in candidates {
-            let url = directory.appendingPathComponent("CoordinationTestHelper")
+            let url = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return candidates[0].appendingPathComponent("CoordinationTestHelper")
+        return candidates[0].appendingPathComponent(name)
     }
 
-    public init(_ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = Self.helperURL
+    public convenience init(_ arguments: [String], environment: [String: String]? = nil) throws {
+        try self.init(executable: Self.helperURL, arguments, environment: environment)
+    }
+
+    /// Runs `executable` (see ``builtProductURL(_:)``) with `arguments`, driven through pipes.
+    public init(executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+        process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = input
