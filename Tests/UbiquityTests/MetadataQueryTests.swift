@@ -225,4 +225,25 @@ import Testing
         }
         #expect(container.documentsURL.lastPathComponent == "Documents")
     }
+
+    @Test("notificationBatchingInterval collects changes made together into one update; stop ends the updates")
+    func batching() throws {
+        let folder = try ScratchFolder("batching")
+        defer { folder.remove() }
+        let recorder = QueryRecorder()
+        let query = MetadataQuery(scopes: [.folder(folder.url)], notificationBatchingInterval: 2,
+                                  operationQueue: recorder.queue) { recorder.record($0) }
+        try query.start()
+        #expect(recorder.waitUntilGathered())
+        for name in ["one.txt", "two.txt", "three.txt"] { try folder.write(name, at: name) }
+        #expect(recorder.wait { !$0.isEmpty && $0.last != .didFinishGathering })
+        #expect(recorder.updates.count == 1)
+        #expect(Set(recorder.merged.added.map(\.name)) == ["one.txt", "two.txt", "three.txt"])
+        query.stop()
+        #expect(query.holdForTesting() == nil)    // the thread is told to end; nothing more is delivered
+        try folder.write("four", at: "four.txt")
+        recorder.drain()
+        #expect(recorder.updates.count == 1)
+        #expect(query.results.count == 3)
+    }
 }
