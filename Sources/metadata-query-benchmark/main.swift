@@ -33,6 +33,23 @@ func mallocTrim() {
     _ = unsafeBitCast(symbol, to: Trim.self)(0)
 }
 
+/// Bytes allocated with malloc right now, over every arena: glibc's `mallinfo2()` (not imported by
+/// Swift's Glibc module, looked up at run time), `uordblks` (in use in the heaps) + `hblkhd` (in
+/// use in separately mapped blocks); nil where it cannot be called. Its result, ten `size_t`, is
+/// returned through a hidden pointer, which the x86-64 calling convention passes as the first
+/// argument — so it is called as a function of that pointer, on x86-64 only.
+func allocatedBytes() -> Int? {
+    #if arch(x86_64)
+    typealias Info = @convention(c) (UnsafeMutablePointer<Int>) -> Void
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
+    var fields = [Int](repeating: 0, count: 10)
+    fields.withUnsafeMutableBufferPointer { unsafeBitCast(symbol, to: Info.self)($0.baseAddress!) }
+    return fields[7] + fields[4]
+    #else
+    return nil
+    #endif
+}
+
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted[sorted.count / 2]
@@ -115,14 +132,14 @@ var findTimes: [Double] = [], gatherTimes: [Double] = []
 // memory is measured before other queries come and go.
 var keptQuery: MetadataQuery?
 var keptProbe: Probe?
-var memoryPerResult = 0.0
+var memoryPerResult = 0.0, allocatedPerResult = 0.0
 for round in 0..<3 {
     findTimes.append(try timeFind(root))
     let probe = Probe()
     let query = MetadataQuery(scopes: [.folder(URL(fileURLWithPath: root))], notificationBatchingInterval: 0,
                               operationQueue: queue) { probe.handle($0) }
     mallocTrim()
-    let before = residentBytes()
+    let before = residentBytes(), allocatedBefore = allocatedBytes()
     let began = clock.now
     try query.start()
     probe.finished.wait()
@@ -131,6 +148,9 @@ for round in 0..<3 {
         queue.addOperations([BlockOperation {}], waitUntilFinished: true)
         mallocTrim()   // count what is held, not what malloc keeps cached after freeing
         memoryPerResult = Double(residentBytes() - before) / Double(query.resultCount)
+        if let after = allocatedBytes(), let allocatedBefore {
+            allocatedPerResult = Double(after - allocatedBefore) / Double(query.resultCount)
+        }
         keptQuery = query
         keptProbe = probe
         print("results: \(query.resultCount) (files and folders)")
@@ -142,7 +162,8 @@ let findMedian = median(findTimes), gatherMedian = median(gatherTimes)
 print(String(format: "find -printf '%%s %%T@':   %.1f ms (median of %@)", findMedian, findTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
 print(String(format: "MetadataQuery gathering: %.1f ms (median of %@)", gatherMedian, gatherTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
 print(String(format: "gathering ÷ find: %.2f (goal ≤ 1.5)", gatherMedian / findMedian))
-print(String(format: "memory per result: %.0f bytes (resident memory grown while gathering, ÷ results)", memoryPerResult))
+print(String(format: "memory per result: %.0f bytes allocated (malloc, all arenas), %.0f bytes resident (grown while gathering, ÷ results)",
+             allocatedPerResult, memoryPerResult))
 
 // Renames, one at a time, each timed from just before rename(2) to the handler seeing it.
 if !gatherOnly, let query = keptQuery, let probe = keptProbe {

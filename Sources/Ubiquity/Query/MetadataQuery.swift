@@ -183,7 +183,12 @@ public final class MetadataQuery: Sendable {
     /// `enableUpdates()`, already checked.
     private func enqueue(_ output: QueryEngineOutput, run: Int?) {
         let queue = operationQueue ?? .main
-        let operation = BlockOperation { [weak self] in self?.deliver(output) }
+        // The operation outlives its run (the next delivery depends on it): it must not keep the
+        // results it delivered alive, so it takes them out of a box.
+        let box = Locked<QueryEngineOutput?>(output)
+        let operation = BlockOperation { [weak self] in
+            if let output = box.withLock({ $0.take() }) { self?.deliver(output) }
+        }
         let previous: Operation? = state.withLock { state in
             if let run, state.run != run { return nil }
             defer { state.lastDelivery = operation }

@@ -10,7 +10,7 @@ import SystemSupport
 /// keys, or the order found), brought up to date at each delivery in O(n) by merging.
 struct ResultSet {
     /// folder path → name → item.
-    private(set) var folders: [String: [String: MetadataItem]] = [:]
+    private(set) var folders: [String: FolderItems] = [:]
     private(set) var count = 0
     private var nextID: UInt64 = 1
     let sortKeys: [MetadataQuerySortKey]
@@ -43,7 +43,7 @@ struct ResultSet {
     /// Puts `item` in (a new identifier: added; a known one: changed unless nothing differs; a
     /// detached one: changed, as it moved).
     mutating func upsert(_ item: MetadataItem) {
-        let previous = folders[item.folderPath, default: [:]].updateValue(item, forKey: item.name)
+        let previous = folders[item.folderPath, default: FolderItems()].updateValue(item)
         if let previous, previous.id != item.id {
             noteRemoved(previous)            // another item took this name (a rename over it)
         }
@@ -63,17 +63,18 @@ struct ResultSet {
     /// gathering events carry no changes). The folder must hold no results yet.
     mutating func addGathered(_ items: [MetadataItem], inFolder folder: String) {
         guard !items.isEmpty else { return }
-        var byName: [String: MetadataItem] = [:]
-        byName.reserveCapacity(items.count)
-        for item in items { byName[item.name] = item }
-        folders[folder] = byName
+        folders[folder] = FolderItems(gathered: items)
         count += items.count
         ordered.append(contentsOf: items)
     }
 
-    /// Ends the initial gathering: sorts what it found.
+    /// Ends the initial gathering: sorts what it found, and gives the array back the room its
+    /// growth left unused (up to half of it).
     mutating func finishGathering() {
         if !sortKeys.isEmpty { ordered = stableSorted(ordered) }
+        if ordered.capacity > ordered.count + ordered.count / 8 {
+            ordered = ordered.withUnsafeBufferPointer { Array($0) }
+        }
     }
 
     /// Takes the item out without reporting it (the first half of a rename); `reportRemoval` it
@@ -103,8 +104,8 @@ struct ResultSet {
         for path in folders.keys where path == folder || CanonicalPathSupport.isInside(path, folder) {
             guard let items = folders.removeValue(forKey: path) else { continue }
             let relativeFolder = path == folder ? "" : String(path.dropFirst(folder.count + 1)) + "/"
-            for (name, item) in items {
-                taken[relativeFolder + name] = item
+            for item in items.all {
+                taken[relativeFolder + item.name] = item
                 detached.insert(item.id)
             }
             count -= items.count
@@ -116,7 +117,7 @@ struct ResultSet {
     func allNames() -> [(folder: String, name: String)] {
         var names: [(folder: String, name: String)] = []
         names.reserveCapacity(count)
-        for (folder, items) in folders { for name in items.keys { names.append((folder, name)) } }
+        for (folder, items) in folders { for name in items.names { names.append((folder, name)) } }
         return names
     }
 
