@@ -4,14 +4,6 @@ import FileCoordination
 import SystemSupport
 
 extension QueryEngine {
-    /// One report of the kernel.
-    struct Report {
-        let descriptor: Int32
-        let mask: UInt32
-        let cookie: UInt32
-        let name: String
-    }
-
     /// The first half of a rename whose second half has not been read yet.
     struct MovedAway {
         var item: MetadataItem?
@@ -30,7 +22,7 @@ extension QueryEngine {
         while true {
             let count = read(inotify, buffer, 64 * 1024)
             if count <= 0 { break }
-            for report in Self.decode(buffer, count) {
+            for report in InotifyEvent.decode(buffer, count: count) {
                 if report.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true; continue }
                 apply(report, moved: &moved)
             }
@@ -44,24 +36,7 @@ extension QueryEngine {
         notePending()
     }
 
-    private static func decode(_ buffer: UnsafeMutableRawPointer, _ count: Int) -> [Report] {
-        var reports: [Report] = []
-        var offset = 0
-        while offset + MemoryLayout<inotify_event>.size <= count {
-            let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-            let length = Int(event.len)
-            var name = ""
-            if length > 0 {
-                let bytes = UnsafeRawBufferPointer(start: buffer + offset + MemoryLayout<inotify_event>.size, count: length)
-                name = PathBytes.string(fromBytes: bytes.prefix(while: { $0 != 0 }))
-            }
-            offset += MemoryLayout<inotify_event>.size + length
-            reports.append(Report(descriptor: event.wd, mask: event.mask, cookie: event.cookie, name: name))
-        }
-        return reports
-    }
-
-    private func apply(_ report: Report, moved: inout [UInt32: MovedAway]) {
+    private func apply(_ report: InotifyEvent, moved: inout [UInt32: MovedAway]) {
         let mask = report.mask
         if mask & UInt32(IN_IGNORED) != 0 { watches.forget(report.descriptor); return }
         guard let folder = watches.path(for: report.descriptor) else { return }
