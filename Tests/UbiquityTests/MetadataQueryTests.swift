@@ -12,11 +12,6 @@ import Testing
         for _ in 0..<2 { query.holdForTesting()?.signal() }
     }
 
-    private func makeQuery(_ folder: ScratchFolder, _ recorder: QueryRecorder, predicate: MetadataItemPredicate = .all,
-                           sortKeys: [MetadataQuerySortKey] = []) -> MetadataQuery {
-        MetadataQuery(scopes: [.folder(folder.url)], predicate: predicate, sortKeys: sortKeys,
-                      notificationBatchingInterval: 0, operationQueue: recorder.queue) { recorder.record($0) }
-    }
 
     @Test("gathering finds files and folders, not hidden names, sync temporaries or conflict copies; the original has conflicts")
     func gathering() throws {
@@ -27,9 +22,7 @@ import Testing
             try folder.write("x", at: name)
         }
         let recorder = QueryRecorder()
-        let query = makeQuery(folder, recorder)
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
         #expect(Set(query.results.map(\.name)) == ["a.txt", "sub", "b.txt", "deeper", "c.md", "doc.txt"])
         #expect(query.results.first { $0.name == "doc.txt" }?.hasUnresolvedConflicts == true)
         #expect(query.results.first { $0.name == "a.txt" }?.hasUnresolvedConflicts == false)
@@ -50,9 +43,7 @@ import Testing
         defer { folder.remove() }
         try folder.write("old", at: "keep.txt")
         let recorder = QueryRecorder()
-        let query = makeQuery(folder, recorder)
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
 
         try folder.write("new", at: "new.txt")
         #expect(recorder.waitForUpdates { $0.added.map(\.name) == ["new.txt"] })
@@ -97,9 +88,7 @@ import Testing
         defer { folder.remove() }
         try folder.write("mine", at: "doc.txt")
         let recorder = QueryRecorder()
-        let query = makeQuery(folder, recorder)
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
         let copy = "doc.sync-conflict-20240101-120000-ABCDEFG.txt"
         // As Syncthing makes it: a temporary file renamed to the copy's name.
         try folder.write("theirs", at: copy)
@@ -119,9 +108,7 @@ import Testing
         for index in 0..<20 { try folder.write("\(index)", at: "f\(index).txt") }
         try folder.write("x", at: "sub/s.txt")
         let recorder = QueryRecorder()
-        let query = makeQuery(folder, recorder)
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
         let before = Dictionary(uniqueKeysWithValues: query.results.map { ($0.name, $0.id) })
 
         let release = try #require(query.holdForTesting())
@@ -156,9 +143,7 @@ import Testing
         let folder = try ScratchFolder("disable")
         defer { folder.remove() }
         let recorder = QueryRecorder()
-        let query = makeQuery(folder, recorder)
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
         query.disableUpdates()
         query.disableUpdates()
         try folder.write("a", at: "a.txt")
@@ -185,9 +170,7 @@ import Testing
         for name in ["b.txt", "d.txt", "a.md"] { try folder.write(name, at: name) }
         let recorder = QueryRecorder()
         let predicate = try MetadataItemPredicate(format: "%K LIKE '*.txt'", MetadataItemAttribute.fsName.rawValue)
-        let query = makeQuery(folder, recorder, predicate: predicate, sortKeys: [MetadataQuerySortKey(.fsName, ascending: false)])
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)], predicate: predicate, sortKeys: [MetadataQuerySortKey(.fsName, ascending: false)])
         #expect(query.results.map(\.name) == ["d.txt", "b.txt"])
         try folder.write("c", at: "c.txt")
         try folder.write("e", at: "e.md")
@@ -215,10 +198,7 @@ import Testing
         try folder.write("s", at: "com.example.notes/settings.plist")
         for (scope, expected) in [(MetadataQueryScope.ubiquitousDocuments, ["doc.txt"]), (.ubiquitousData, ["settings.plist"])] {
             let recorder = QueryRecorder()
-            let query = MetadataQuery(scopes: [scope], notificationBatchingInterval: 0, operationQueue: recorder.queue,
-                                      account: account) { recorder.record($0) }
-            try query.start()
-            #expect(recorder.waitUntilGathered())
+            let query = try recorder.startQuery([scope], account: account)
             #expect(query.results.map(\.name) == expected)
             #expect(query.results.allSatisfy { $0.isUbiquitous && $0.value(of: .downloadingStatus) as? String == UbiquitousItemStatus.DownloadingStatus.current.rawValue })
             query.stop()
@@ -231,10 +211,7 @@ import Testing
         let folder = try ScratchFolder("batching")
         defer { folder.remove() }
         let recorder = QueryRecorder()
-        let query = MetadataQuery(scopes: [.folder(folder.url)], notificationBatchingInterval: 2,
-                                  operationQueue: recorder.queue) { recorder.record($0) }
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)], batching: 2)
         for name in ["one.txt", "two.txt", "three.txt"] { try folder.write(name, at: name) }
         #expect(recorder.wait { !$0.isEmpty && $0.last != .didFinishGathering })
         #expect(recorder.updates.count == 1)

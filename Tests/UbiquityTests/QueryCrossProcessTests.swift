@@ -12,10 +12,7 @@ import TestSupport
         let folder = try ScratchFolder("cross")
         defer { folder.remove() }
         let recorder = QueryRecorder()
-        let query = MetadataQuery(scopes: [.folder(folder.url)], notificationBatchingInterval: 0,
-                                  operationQueue: recorder.queue) { recorder.record($0) }
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.folder(folder.url)])
         let worker = try ChildProcess(executable: ChildProcess.builtProductURL("UbiquityTestHelper"), ["query-mutate", folder.path])
         defer { worker.closeInput(); worker.waitForExit() }
         #expect(worker.expect("ready") == "ready")

@@ -53,6 +53,20 @@ final class QueryRecorder: @unchecked Sendable {
         wait { $0.contains(.didFinishGathering) }
     }
 
+    struct NotGathered: Error {}
+
+    /// Starts a query whose events this recorder records (batching off unless told), and returns
+    /// it once it has gathered.
+    func startQuery(_ scopes: [MetadataQueryScope], predicate: MetadataItemPredicate = .all,
+                    sortKeys: [MetadataQuerySortKey] = [], batching: TimeInterval = 0,
+                    account: UbiquityAccount = .shared) throws -> MetadataQuery {
+        let query = MetadataQuery(scopes: scopes, predicate: predicate, sortKeys: sortKeys, notificationBatchingInterval: batching,
+                                  operationQueue: queue, account: account) { [self] in record($0) }
+        try query.start()
+        guard waitUntilGathered() else { throw NotGathered() }
+        return query
+    }
+
     /// Waits until the merged updates satisfy `predicate`.
     @discardableResult
     func waitForUpdates(_ predicate: @escaping (MetadataQueryUpdate) -> Bool) -> Bool {

@@ -19,10 +19,7 @@ struct SyncthingQueryTests {
         let documentsA = try accountA.container().documentsURL
         let documentsB = try accountB.container().documentsURL
         let recorder = QueryRecorder()
-        let query = MetadataQuery(scopes: [.ubiquitousDocuments], notificationBatchingInterval: 0,
-                                  operationQueue: recorder.queue, account: accountB) { recorder.record($0) }
-        try query.start()
-        #expect(recorder.waitUntilGathered())
+        let query = try recorder.startQuery([.ubiquitousDocuments], account: accountB)
         return (query, recorder, documentsA, documentsB)
     }
 
