@@ -223,4 +223,28 @@ import Testing
         #expect(recorder.updates.count == 1)
         #expect(query.results.count == 3)
     }
+
+    @Test("a stopped query starts again and gathers afresh; a scope folder moved away empties the results")
+    func restartAndScopeMovedAway() throws {
+        let folder = try ScratchFolder("restart")
+        defer { folder.remove() }
+        try folder.write("a", at: "scope/a.txt")
+        let scope = folder.url.appending(path: "scope")
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.folder(scope)])
+        query.stop()
+        try folder.write("b", at: "scope/b.txt")
+        try query.start()
+        #expect(recorder.wait { $0.filter { $0 == .didFinishGathering }.count == 2 })
+        #expect(query.results.map(\.name).sorted() == ["a.txt", "b.txt"])
+        #expect(rename(scope.path, folder.path + "/elsewhere") == 0)
+        #expect(recorder.waitForUpdates { Set($0.removed.map(\.name)) == ["a.txt", "b.txt"] })
+        #expect(query.results.isEmpty)
+        // The folder that moved away is no longer watched: changes there are not reported.
+        try folder.write("c", at: "elsewhere/c.txt")
+        settle(query)
+        recorder.drain()
+        #expect(recorder.merged.added.isEmpty)
+        query.stop()
+    }
 }

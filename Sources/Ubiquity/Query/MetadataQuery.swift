@@ -55,7 +55,7 @@ public final class MetadataQuery: Sendable {
         var results: [MetadataItem] = []
         var resultIndex: [UInt64: Int]?
         var lastDelivery: Operation?
-        var held: [QueryEngineOutput] = []
+        var held: [(output: QueryEngineOutput, run: Int)] = []
         var liveUpdateProblem: String?
     }
     private let state = Locked(State())
@@ -139,14 +139,14 @@ public final class MetadataQuery: Sendable {
 
     /// Ends one `disableUpdates()`; the last one delivers what was held back.
     public func enableUpdates() {
-        let (release, control): ([QueryEngineOutput], QueryEngineControl?) = state.withLock { state in
+        let (release, control): ([(output: QueryEngineOutput, run: Int)], QueryEngineControl?) = state.withLock { state in
             guard state.disabled > 0 else { return ([], nil) }
             state.disabled -= 1
             guard state.disabled == 0 else { return ([], nil) }
             defer { state.held = [] }
             return (state.held, state.control)
         }
-        for output in release { enqueue(output, run: nil) }
+        for held in release { enqueue(held.output, run: held.run) }
         control?.send { $0.flush = true }
     }
 
@@ -179,18 +179,18 @@ public final class MetadataQuery: Sendable {
 
     // MARK: Delivery
 
-    /// Queues the delivery of `output` (on the engine's thread); `run` nil: released after
-    /// `enableUpdates()`, already checked.
-    private func enqueue(_ output: QueryEngineOutput, run: Int?) {
+    /// Queues the delivery of `output` of the run `run` (from the engine's thread, or from
+    /// `enableUpdates()` for held updates). Outputs of an earlier run are dropped.
+    private func enqueue(_ output: QueryEngineOutput, run: Int) {
         let queue = operationQueue ?? .main
         // The operation outlives its run (the next delivery depends on it): it must not keep the
         // results it delivered alive, so it takes them out of a box.
         let box = Locked<QueryEngineOutput?>(output)
         let operation = BlockOperation { [weak self] in
-            if let output = box.withLock({ $0.take() }) { self?.deliver(output) }
+            if let output = box.withLock({ $0.take() }) { self?.deliver(output, run: run) }
         }
         let previous: Operation? = state.withLock { state in
-            if let run, state.run != run { return nil }
+            if state.run != run { return nil }
             defer { state.lastDelivery = operation }
             return state.lastDelivery
         }
@@ -199,11 +199,11 @@ public final class MetadataQuery: Sendable {
     }
 
     /// On the operation queue: publishes the results of `output` and calls the handler.
-    private func deliver(_ output: QueryEngineOutput) {
+    private func deliver(_ output: QueryEngineOutput, run: Int) {
         let deliverNow: Bool = state.withLock { state in
-            guard state.phase == .gathering || state.phase == .live else { return false }
+            guard state.run == run, state.phase == .gathering || state.phase == .live else { return false }
             if case .didUpdate = output.event, state.disabled > 0 {
-                state.held.append(output)
+                state.held.append((output, run))
                 return false
             }
             state.results = output.results

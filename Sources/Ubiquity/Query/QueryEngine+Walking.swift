@@ -23,15 +23,14 @@ extension QueryEngine {
     /// that nothing made while walking is missed (it is reported by the kernel afterwards), and puts
     /// each entry that is a result in. `reuse(path)` gives an item this one was before (same
     /// identifier: a change, not an addition). `onFolderDone` is called after each folder; false stops.
-    /// Returns the folders walked.
+    /// Returns the folders walked and watched.
     @discardableResult
     func walk(from top: String, root: ScopeRoot, reuse: (String) -> MetadataItem?, gathering: Bool = false,
               onFolderDone: () -> Bool = { true }, seen: ((String) -> Void)? = nil) -> [String] {
         var stack = [top]
         var walked: [String] = []
         while let folder = stack.popLast() {
-            walked.append(folder)
-            watches.add(folder)
+            if watches.add(folder) { walked.append(folder) }
             let descriptor = PathBytes.withCString(folder) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             guard descriptor >= 0, let stream = fdopendir(descriptor) else {
                 if descriptor >= 0 { close(descriptor) }
