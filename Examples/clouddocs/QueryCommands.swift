@@ -122,7 +122,8 @@ private final class ChangePrinter: @unchecked Sendable {
             for item in update.changed {
                 let old = paths[item.id]
                 paths[item.id] = relative(item)
-                emit("~ \(describe(item))" + (old != nil && old != relative(item) ? " (was \(old!))" : ""))
+                let moved = old.flatMap { $0 == relative(item) ? nil : " (was \($0))" } ?? ""
+                emit("~ \(describe(item))" + moved)
             }
             for item in update.removed { paths.removeValue(forKey: item.id); emit("- \(describe(item))") }
         default:

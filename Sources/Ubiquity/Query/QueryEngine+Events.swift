@@ -103,7 +103,9 @@ extension QueryEngine {
             return
         }
         let existing = results.item(inFolder: folder, named: name)
-        let hasConflicts = previous == nil && existing != nil ? existing!.hasUnresolvedConflicts : Self.hasConflictCopies(name, in: folder)
+        // A known item keeps its flag (copies coming and going update it); a new or moved one is looked up.
+        let hasConflicts: Bool
+        if previous == nil, let existing { hasConflicts = existing.hasUnresolvedConflicts } else { hasConflicts = Self.hasConflictCopies(name, in: folder) }
         consider(folder: folder, name: name, stamp: stamp, hasConflicts: hasConflicts, root: root, previous: previous)
     }
 
