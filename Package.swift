@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "coordination-benchmark", targets: ["coordination-benchmark"]),
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
+        .executable(name: "metadata-query-benchmark", targets: ["metadata-query-benchmark"]),
     ],
     targets: [
         // MARK: Library
@@ -63,6 +64,7 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
+        .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity"], swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],

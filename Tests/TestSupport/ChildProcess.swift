@@ -10,11 +10,14 @@ public final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private var buffer: [UInt8] = []
 
-    public static var helperURL: URL { helperURL(named: "CoordinationTestHelper") }
+    public static var helperURL: URL { builtProductURL("CoordinationTestHelper") }
 
-    /// The built worker executable `name` (`CoordinationTestHelper`, `UbiquityTestHelper`), beside
+    /// The built worker executable `name` (`CoordinationTestHelper`, `UbiquityTestHelper`).
+    public static func helperURL(named name: String) -> URL { builtProductURL(name) }
+
+    /// The built executable `name` (a helper or an example program): in the build folder, beside
     /// the test bundle.
-    public static func helperURL(named name: String) -> URL {
+    public static func builtProductURL(_ name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
@@ -27,8 +30,13 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Starts `helper` (default `CoordinationTestHelper`) with `arguments`.
-    public init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper") throws {
-        process.executableURL = Self.helperURL(named: helper)
+    public convenience init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper") throws {
+        try self.init(executable: Self.builtProductURL(helper), arguments, environment: environment)
+    }
+
+    /// Runs `executable` (see ``builtProductURL(_:)``) with `arguments`, driven through pipes.
+    public init(executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+        process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = input

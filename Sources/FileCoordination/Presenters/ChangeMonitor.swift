@@ -206,20 +206,9 @@ final class ChangeMonitor: Sendable {
             let count = retryingOnInterrupt { read(descriptor, buffer, size) }
             if count < 0 { return }
             var reports: [Report] = []
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
-                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                let nameLength = Int(event.len)
-                var name = ""
-                if nameLength > 0 {
-                    // The name's bytes, NUL-padded; kept exact (it may not be UTF-8).
-                    let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size)
-                    let bytes = UnsafeRawBufferPointer(start: start, count: nameLength)
-                    name = PathBytes.string(fromBytes: bytes.prefix(while: { $0 != 0 }))
-                }
-                offset += MemoryLayout<inotify_event>.size + nameLength
-                if let subject = classify(descriptor: event.wd, name: name) {
-                    reports.append(Report(subject: subject, name: name, mask: event.mask, cookie: event.cookie))
+            for event in InotifyEvent.decode(buffer, count: count) {
+                if let subject = classify(descriptor: event.descriptor, name: event.name) {
+                    reports.append(Report(subject: subject, name: event.name, mask: event.mask, cookie: event.cookie))
                 }
             }
             handle(reports)

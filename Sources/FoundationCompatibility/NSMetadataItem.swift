@@ -1,0 +1,81 @@
+import Foundation
+internal import Ubiquity
+
+// Apple's attribute keys (the strings are Apple's). Every key a result answers is in
+// `NSMetadataItem.attributes`.
+public let NSMetadataItemFSNameKey = "kMDItemFSName"
+public let NSMetadataItemDisplayNameKey = "kMDItemDisplayName"
+public let NSMetadataItemURLKey = "kMDItemURL"
+public let NSMetadataItemPathKey = "kMDItemPath"
+public let NSMetadataItemFSSizeKey = "kMDItemFSSize"
+public let NSMetadataItemFSCreationDateKey = "kMDItemFSCreationDate"
+public let NSMetadataItemFSContentChangeDateKey = "kMDItemFSContentChangeDate"
+public let NSMetadataItemContentTypeKey = "kMDItemContentType"
+public let NSMetadataItemIsUbiquitousKey = "NSMetadataItemIsUbiquitousKey"
+public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey = "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+public let NSMetadataUbiquitousItemDownloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
+public let NSMetadataUbiquitousItemIsDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
+public let NSMetadataUbiquitousItemIsUploadedKey = "NSMetadataUbiquitousItemIsUploadedKey"
+public let NSMetadataUbiquitousItemIsUploadingKey = "NSMetadataUbiquitousItemIsUploadingKey"
+public let NSMetadataUbiquitousItemPercentDownloadedKey = "NSMetadataUbiquitousItemPercentDownloadedKey"
+public let NSMetadataUbiquitousItemPercentUploadedKey = "NSMetadataUbiquitousItemPercentUploadedKey"
+/// The values of `NSMetadataUbiquitousItemDownloadingStatusKey` (Apple's strings, equal to the
+/// `URLUbiquitousItemDownloadingStatus` raw values).
+public let NSMetadataUbiquitousItemDownloadingStatusNotDownloaded = "NSURLUbiquitousItemDownloadingStatusNotDownloaded"
+public let NSMetadataUbiquitousItemDownloadingStatusDownloaded = "NSURLUbiquitousItemDownloadingStatusDownloaded"
+public let NSMetadataUbiquitousItemDownloadingStatusCurrent = "NSURLUbiquitousItemDownloadingStatusCurrent"
+
+/// One result of an `NSMetadataQuery`: Apple's `NSMetadataItem`, over Ubiquity's `MetadataItem`.
+///
+/// A query hands out one object per result and keeps it up to date: when the result changes (or
+/// is renamed), the same object answers the new values — so `index(ofResult:)` and identity
+/// comparisons work as on Apple platforms. Any thread.
+open class NSMetadataItem: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: the only mutable state is `current`, behind its own lock (`NSLock`).
+    private let lock = NSLock()
+    private var current: MetadataItem
+
+    init(_ item: MetadataItem) {
+        current = item
+    }
+
+    /// An item for the file or folder at `url` (not following a final symbolic link), or nil when
+    /// there is none or it cannot be examined.
+    public init?(url: URL) {
+        guard url.isFileURL, let item = MetadataItem.examine(url) else { return nil }
+        current = item
+    }
+
+    var item: MetadataItem {
+        lock.lock(); defer { lock.unlock() }
+        return current
+    }
+
+    func update(_ item: MetadataItem) {
+        lock.lock(); defer { lock.unlock() }
+        current = item
+    }
+
+    /// The value of the attribute named `key` (one of the `NSMetadataItem…Key` constants), or nil.
+    open func value(forAttribute key: String) -> Any? {
+        guard let attribute = MetadataItemAttribute(rawValue: key) else { return nil }
+        return item.value(of: attribute)
+    }
+
+    /// The values of `keys` that the item has (keys without a value are left out).
+    open func values(forAttributes keys: [String]) -> [String: Any]? {
+        var values: [String: Any] = [:]
+        for key in keys { if let value = value(forAttribute: key) { values[key] = value } }
+        return values
+    }
+
+    /// The keys this item has values for.
+    open var attributes: [String] {
+        let item = self.item
+        return MetadataItemAttribute.allCases.filter { item.value(of: $0) != nil }.map(\.rawValue)
+    }
+
+    open override var description: String {
+        "<NSMetadataItem \(item.path)>"
+    }
+}

@@ -1,0 +1,38 @@
+import FileCoordination
+
+/// Cheap byte tests run on every name a query walks, before the naming rules of
+/// Sources/FileCoordination/SyncTools (which parse, allocate and hash) are asked. Conservative:
+/// they answer "maybe" for every name those rules can recognise, so the rules decide every real
+/// case; they only spare the rules the ordinary names (nearly all of them).
+enum ResultNameFilter {
+    /// Whether `SyncInternalItems.item(named:)` may recognise a name that does not start with a
+    /// dot (the walk skips those): its other rules are a leading `~` and the suffixes `~`, `.part`,
+    /// `.filepart`, `.partial` and `.!sync`.
+    static func mayBeInternal<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bool {
+        guard let first = bytes.first, let last = bytes.last else { return false }
+        if first == UInt8(ascii: "~") || last == UInt8(ascii: "~") { return true }
+        return bytes.reversed().starts(with: "trap".utf8) || bytes.reversed().starts(with: "laitrap.".utf8)
+            || bytes.reversed().starts(with: "cnys!.".utf8)
+    }
+
+    /// Whether `SyncConflictNaming.conflictCopy(named:)` (with default options, as the folder-wide
+    /// `conflictGroups(in:)` uses it) may recognise the name: every scheme it then knows has
+    /// `conflict` in its tag, except rclone's `..pathN` and OneDrive's `-safeBackup-` — the same
+    /// cheap tests the parser starts with.
+    static func mayBeConflictCopy<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        contains(bytes, "conflict") || contains(bytes, "..path") || contains(bytes, "safeBackup")
+    }
+
+    private static func contains<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ marker: StaticString) -> Bool {
+        let count = marker.utf8CodeUnitCount
+        let pattern = UnsafeBufferPointer(start: marker.utf8Start, count: count)
+        guard bytes.count >= count else { return false }
+        var start = bytes.startIndex
+        let lastStart = bytes.index(bytes.endIndex, offsetBy: -count)
+        while true {
+            if bytes[start] == pattern[0], bytes[start...].starts(with: pattern) { return true }
+            if start == lastStart { return false }
+            bytes.formIndex(after: &start)
+        }
+    }
+}

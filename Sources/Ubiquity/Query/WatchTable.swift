@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+/// The `inotify` watches of one query: one per folder under its scopes (inotify is not
+/// recursive), by path and by watch descriptor. Owned by the query's thread; unsynchronized.
+struct WatchTable {
+    let inotify: Int32
+    private(set) var byPath: [String: Int32] = [:]
+    private(set) var byDescriptor: [Int32: String] = [:]
+    /// Why a folder could not be watched (the first failure; usually the per-user watch limit,
+    /// `fs.inotify.max_user_watches`), or nil.
+    private(set) var failure: String?
+
+    /// Creations, deletions, both halves of renames, finished writes and attribute changes (a
+    /// `touch`) of the folder's entries; the folder itself being moved; nothing through links.
+    static let events = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB
+                               | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+
+    init(inotify: Int32) {
+        self.inotify = inotify
+    }
+
+    /// Watches `path` (again: the kernel answers the same descriptor for the same folder, which
+    /// then stands for this path). False when it cannot be watched.
+    @discardableResult
+    mutating func add(_ path: String) -> Bool {
+        let descriptor = PathBytes.withCString(path) { inotify_add_watch(inotify, $0, Self.events) }
+        guard descriptor >= 0 else {
+            let error = Errno.current
+            if failure == nil, error.rawValue != ENOENT, error.rawValue != ENOTDIR {
+                failure = "\(PathBytes.display(path)) cannot be watched for changes: \(error)"
+                    + (error.rawValue == ENOSPC ? " (raise fs.inotify.max_user_watches)" : "")
+            }
+            return false
+        }
+        if let old = byDescriptor[descriptor], old != path { byPath.removeValue(forKey: old) }
+        if let oldDescriptor = byPath[path], oldDescriptor != descriptor { byDescriptor.removeValue(forKey: oldDescriptor) }
+        byPath[path] = descriptor
+        byDescriptor[descriptor] = path
+        return true
+    }
+
+    func path(for descriptor: Int32) -> String? {
+        byDescriptor[descriptor]
+    }
+
+    /// The kernel dropped the watch (its folder was deleted, or we removed it).
+    mutating func forget(_ descriptor: Int32) {
+        guard let path = byDescriptor.removeValue(forKey: descriptor) else { return }
+        if byPath[path] == descriptor { byPath.removeValue(forKey: path) }
+    }
+
+    /// Stops watching `folder` and every folder inside it.
+    mutating func removeSubtree(_ folder: String) {
+        for (path, descriptor) in byPath where path == folder || CanonicalPathSupport.isInside(path, folder) {
+            inotify_rm_watch(inotify, descriptor)
+            byPath.removeValue(forKey: path)
+            byDescriptor.removeValue(forKey: descriptor)
+        }
+    }
+
+    /// Stops watching the folders not in `kept` (after a rescan).
+    mutating func removeAll(except kept: Set<String>) {
+        for (path, descriptor) in byPath where !kept.contains(path) {
+            inotify_rm_watch(inotify, descriptor)
+            byPath.removeValue(forKey: path)
+            byDescriptor.removeValue(forKey: descriptor)
+        }
+    }
+}

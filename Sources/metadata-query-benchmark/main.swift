@@ -1,0 +1,187 @@
+// metadata-query-benchmark: `swift run -c release metadata-query-benchmark [FILES]`
+//
+// One run, numbers printed:
+// 1. gathering a scope of FILES files (default 100,000, in folders of 1,000) with a MetadataQuery,
+//    divided by `find DIR -printf '%s %T@\n'` over the same tree, measured in the same run;
+// 2. memory per result (resident memory grown while the query holds its results);
+// 3. a rename to the did-update notification that reports it, p50/p99, batching off.
+import Foundation
+import Glibc
+import Ubiquity
+
+let fileCount = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
+/// `gather-only` as the second argument: just the gathering rounds (for profiling).
+let gatherOnly = CommandLine.arguments.dropFirst(2).first == "gather-only"
+let perFolder = 1_000
+let clock = ContinuousClock()
+
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
+
+/// glibc's `mallocTrim()` (not imported by Swift's Glibc module): returns freed memory to the
+/// system, so resident memory counts what is held.
+func mallocTrim() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
+}
+
+/// Bytes allocated with malloc right now, over every arena: glibc's `mallinfo2()` (not imported by
+/// Swift's Glibc module, looked up at run time), `uordblks` (in use in the heaps) + `hblkhd` (in
+/// use in separately mapped blocks); nil where it cannot be called. Its result, ten `size_t`, is
+/// returned through a hidden pointer, which the x86-64 calling convention passes as the first
+/// argument — so it is called as a function of that pointer, on x86-64 only.
+func allocatedBytes() -> Int? {
+    #if arch(x86_64)
+    typealias Info = @convention(c) (UnsafeMutablePointer<Int>) -> Void
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
+    var fields = [Int](repeating: 0, count: 10)
+    fields.withUnsafeMutableBufferPointer { unsafeBitCast(symbol, to: Info.self)($0.baseAddress!) }
+    return fields[7] + fields[4]
+    #else
+    return nil
+    #endif
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+/// Creates the tree: folders `d0000`…, each with `perFolder` small files `file-NNNNNN.txt`.
+func makeTree(at root: String) {
+    mkdir(root, 0o755)
+    var made = 0, folder = 0
+    while made < fileCount {
+        let path = root + "/d" + String(format: "%04d", folder)
+        mkdir(path, 0o755)
+        for _ in 0..<min(perFolder, fileCount - made) {
+            let file = path + "/file-" + String(format: "%06d", made) + ".txt"
+            let fd = open(file, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd >= 0 { _ = write(fd, "x", 1); close(fd) }
+            made += 1
+        }
+        folder += 1
+    }
+}
+
+/// One run of `find DIR -printf '%s %T@\n'` with its output thrown away (as a reader piping it would
+/// consume it, /dev/null costs nothing).
+func timeFind(_ root: String) throws -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/find")
+    process.arguments = [root, "-printf", "%s %T@\n"]
+    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+    let began = clock.now
+    try process.run()
+    process.waitUntilExit()
+    return milliseconds(clock.now - began)
+}
+
+/// A query over `root` with batching off, its handler on a serial queue of its own, and a
+/// semaphore signalled at each event the test waits for.
+final class Probe: @unchecked Sendable {
+    // @unchecked: `waiting` and `arrivals` are guarded by `lock`.
+    let lock = NSLock()
+    var finished = DispatchSemaphore(value: 0)
+    var waitingFor: String?
+    var arrived = DispatchSemaphore(value: 0)
+    var arrivalTime: ContinuousClock.Instant?
+
+    func handle(_ event: MetadataQueryEvent) {
+        switch event {
+        case .didFinishGathering:
+            finished.signal()
+        case .didUpdate(let update):
+            lock.lock()
+            let name = waitingFor
+            let match = name != nil && update.changed.contains { $0.name == name }
+            if match { waitingFor = nil; arrivalTime = clock.now }
+            lock.unlock()
+            if match { arrived.signal() }
+        default:
+            break
+        }
+    }
+}
+
+/// METADATA_QUERY_BENCHMARK_TREE=/path: use (and keep) the tree there, made on the first run.
+let keptTree = ProcessInfo.processInfo.environment["METADATA_QUERY_BENCHMARK_TREE"]
+let root = keptTree ?? FileManager.default.temporaryDirectory.path + "/metadata-query-benchmark-\(getpid())"
+print("metadata-query-benchmark: \(fileCount) files in folders of \(perFolder), under \(root)")
+if keptTree == nil || !FileManager.default.fileExists(atPath: root) { makeTree(at: root) }
+defer { if keptTree == nil { _ = try? FileManager.default.removeItem(atPath: root) } }
+_ = try timeFind(root)                     // warm the caches for both
+
+let queue = OperationQueue()
+queue.maxConcurrentOperationCount = 1
+var findTimes: [Double] = [], gatherTimes: [Double] = []
+// The first round's query is kept (measured for memory, then used for the renames), so its
+// memory is measured before other queries come and go.
+var keptQuery: MetadataQuery?
+var keptProbe: Probe?
+var memoryPerResult = 0.0, allocatedPerResult = 0.0
+for round in 0..<3 {
+    findTimes.append(try timeFind(root))
+    let probe = Probe()
+    let query = MetadataQuery(scopes: [.folder(URL(fileURLWithPath: root))], notificationBatchingInterval: 0,
+                              operationQueue: queue) { probe.handle($0) }
+    mallocTrim()
+    let before = residentBytes(), allocatedBefore = allocatedBytes()
+    let began = clock.now
+    try query.start()
+    probe.finished.wait()
+    gatherTimes.append(milliseconds(clock.now - began))
+    if round == 0 {
+        queue.addOperations([BlockOperation {}], waitUntilFinished: true)
+        mallocTrim()   // count what is held, not what malloc keeps cached after freeing
+        memoryPerResult = Double(residentBytes() - before) / Double(query.resultCount)
+        if let after = allocatedBytes(), let allocatedBefore {
+            allocatedPerResult = Double(after - allocatedBefore) / Double(query.resultCount)
+        }
+        keptQuery = query
+        keptProbe = probe
+        print("results: \(query.resultCount) (files and folders)")
+    } else {
+        query.stop()
+    }
+}
+let findMedian = median(findTimes), gatherMedian = median(gatherTimes)
+print(String(format: "find -printf '%%s %%T@':   %.1f ms (median of %@)", findMedian, findTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+print(String(format: "MetadataQuery gathering: %.1f ms (median of %@)", gatherMedian, gatherTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+print(String(format: "gathering ÷ find: %.2f (goal ≤ 1.5)", gatherMedian / findMedian))
+print(String(format: "memory per result: %.0f bytes allocated (malloc, all arenas), %.0f bytes resident (grown while gathering, ÷ results)",
+             allocatedPerResult, memoryPerResult))
+
+// Renames, one at a time, each timed from just before rename(2) to the handler seeing it.
+if !gatherOnly, let query = keptQuery, let probe = keptProbe {
+    var latencies: [Double] = []
+    for index in 0..<300 {
+        let folder = root + "/d" + String(format: "%04d", (index * 7) % max(1, fileCount / perFolder))
+        let old = folder + "/file-" + String(format: "%06d", ((index * 7) % max(1, fileCount / perFolder)) * perFolder) + ".txt"
+        let newName = "renamed-\(index).txt"
+        probe.lock.lock(); probe.waitingFor = newName; probe.lock.unlock()
+        let began = clock.now
+        guard rename(old, folder + "/" + newName) == 0 else { continue }
+        if probe.arrived.wait(timeout: .now() + 10) == .timedOut { print("rename \(index): no notification in 10 s"); continue }
+        latencies.append(milliseconds(probe.arrivalTime! - began))
+        _ = rename(folder + "/" + newName, old)          // back, for the next round
+        probe.lock.lock(); probe.waitingFor = String(old.split(separator: "/").last!); probe.lock.unlock()
+        _ = probe.arrived.wait(timeout: .now() + 10)
+    }
+    print(String(format: "rename → did-update (batching off, %d results, %d renames): p50 %.2f ms, p99 %.2f ms, max %.2f ms (goal p99 ≤ 50 ms)",
+                 query.resultCount, latencies.count, percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.max() ?? 0))
+    query.stop()
+}
