@@ -46,7 +46,7 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"])]),
         .target(name: "ExampleDocuments", dependencies: ["CloudDocuments", "CZlib"],
                 path: "Examples/ExampleDocuments", swiftSettings: strict),
-        .executableTarget(name: "clouddocs-demo", dependencies: ["ExampleDocuments"],
+        .executableTarget(name: "clouddocs-demo", dependencies: ["ExampleDocuments", "Ubiquity"],
                           path: "Examples/clouddocs-demo", swiftSettings: strict),
         .executableTarget(name: "text-editor", dependencies: ["ExampleDocuments"],
                           path: "Examples/text-editor", swiftSettings: strict),

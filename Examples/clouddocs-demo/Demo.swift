@@ -1,5 +1,6 @@
 import ExampleDocuments
 import Foundation
+import Ubiquity
 
 /// The first program: owns a text and an image document, and shows what happens to them.
 @MainActor
@@ -89,10 +90,14 @@ enum Demo {
         try await ConflictSteps.conflict(notes, at: notesURL, step: 7)
         try await ConflictSteps.resolve(notes, at: notesURL, step: 8)
 
-        // 9. Closing.
-        Narration.step(9, "Closing")
+        // 9. Into the cloud: a coordinated move the open document follows, seen by a live query
+        //    in another process.
+        try await CloudStep.moveToCloud(notes, root: folder.appendingPathComponent("cloud", isDirectory: true), step: 9)
+
+        // 10. Closing.
+        Narration.step(10, "Closing")
         try await notes.closeThrowing()
-        Narration.event("notes.txt closed")
+        Narration.event("notes.txt closed (saved in the cloud container)")
     }
 
     /// The second process opens notes.txt and edits it without saving; a coordinated read here

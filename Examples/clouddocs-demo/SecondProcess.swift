@@ -117,9 +117,15 @@ final class SecondProcess {
     /// Starts the second process with `edit` on the document at `url`, made when `timing` says,
     /// and relays its lines until it is ready to be told to go on (`READY`) or done (`DONE`).
     static func start(_ edit: Edit, editing url: URL, timing: Timing = .atOnce) async throws -> SecondProcess {
+        try await launch([flag, url.path, timing.rawValue] + edit.arguments)
+    }
+
+    /// Starts this program again with `arguments` (a second-process mode) and relays its lines
+    /// until it is ready to be told to go on (`READY`) or done (`DONE`).
+    static func launch(_ arguments: [String]) async throws -> SecondProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = [flag, url.path, timing.rawValue] + edit.arguments
+        process.arguments = arguments
         let output = Pipe(), input = Pipe()
         process.standardOutput = output
         process.standardInput = input
@@ -139,7 +145,7 @@ final class SecondProcess {
 
     /// Relays the lines until `READY` or `DONE`; after `DONE` (or the end of the output) waits
     /// for the process to end.
-    private func relayUntilReadyOrDone() async {
+    func relayUntilReadyOrDone() async {
         for await line in lines {
             if line == "READY" { return }
             if line == "DONE" { break }

@@ -14,7 +14,7 @@ struct DemoTests {
         return Array(lines[start..<end])
     }
 
-    @Test("runs every step, quickly; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved")
+    @Test("runs every step, quickly; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved; the document moves to the cloud and another process's live query sees it")
     func demoRuns() throws {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("clouddocs-demo-test-\(UUID().uuidString)", isDirectory: true)
@@ -64,6 +64,14 @@ struct DemoTests {
         #expect(resolved.contains { $0.hasSuffix("state normal; unresolved conflict versions left: 0") })
         #expect(resolved.contains { $0.contains("on disk: “") && $0.contains("- whole milk⏎") && !$0.contains("oat milk") })
 
-        #expect(step(9, of: run.output).contains { $0.contains("notes.txt closed") })
+        // 9: moved into a ubiquity container; the open document follows; another process's live
+        // query sees it arrive.
+        let cloud = step(9, of: run.output)
+        #expect(cloud.contains { $0.contains("[second process] live query of the container's documents started") })
+        #expect(cloud.contains { $0.contains("the open document followed: its fileURL is now …/com.example.clouddocs-demo/Documents/notes.txt") })
+        #expect(cloud.contains { $0.contains("isUbiquitousItem: true") })
+        #expect(cloud.contains { $0.contains("[second process] appeared in my live query: notes.txt") })
+
+        #expect(step(10, of: run.output).contains { $0.contains("notes.txt closed (saved in the cloud container)") })
     }
 }
