@@ -62,10 +62,22 @@ extension ChangeMonitor {
 
     /// `name` in `directory` as a conflict copy of one of `originals` (the presented names there).
     static func watchedCopy(directory: String, name: String, originals: Set<String>) -> WatchedCopy? {
-        guard !originals.contains(name),
+        guard !originals.contains(name), mayBeCopy(named: name, ofAnyOf: originals),
               let copy = SyncConflictNaming.conflictCopy(named: name, amongOriginals: originals, options: .local),
               originals.contains(copy.originalName) else { return nil }
         return WatchedCopy(directory: directory, copy: copy)
+    }
+
+    /// False when `name` cannot be a conflict copy of any of `originals`, whatever the scheme: each
+    /// scheme rebuilds the original as a prefix of the copy's name followed by a suffix of it
+    /// (`ConflictNameParser.original`), so an original either starts with the copy's first byte or,
+    /// when that prefix is empty, ends the copy's name. Most entries of a watched folder (other
+    /// files, temporary files of saves, `.raw-…` names) fail this at once and are never parsed.
+    static func mayBeCopy(named name: String, ofAnyOf originals: Set<String>) -> Bool {
+        guard let first = name.utf8.first else { return false }
+        return originals.contains { original in
+            original.utf8.first == first || name.utf8.reversed().starts(with: original.utf8.reversed())
+        }
     }
 
     /// Records what a copy was before a coordinated write of it (if not known already).
