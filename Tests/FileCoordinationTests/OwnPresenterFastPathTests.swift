@@ -59,7 +59,7 @@ struct OwnPresenterFastPathTests {
             }
         }
         #expect(KernelLockProbe.waitUntilSomeoneWaits(for: file), "the writer never waited for the lock")
-        try withPresenters([newcomer]) {
+        withPresenters([newcomer]) {
             holder.release()
             #expect(done.wait())
             // (The holder, which asked nobody before the newcomer came, may tell it of its own
@@ -70,4 +70,50 @@ struct OwnPresenterFastPathTests {
         }
         #expect(try String(contentsOf: file, encoding: .utf8) == "y")
     }
+}
+
+/// The lock owner a presenter's coordinators share is kept between them (a document saves with a
+/// new coordinator each time), but a purpose one of them set is not passed on.
+@Suite("A presenter's lock owner between its coordinators")
+struct PresenterOwnerKeepingTests {
+    @Test("a presenter's next coordinator finds the owner of the previous one")
+    func ownerIsKept() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("doc.txt", contents: "x")
+        let presenter = RecordingPresenter(file)
+        let previous = WeakOwner(try Self.ownerAfterWriting(file, presenter: presenter, purpose: nil))
+        // Nothing here holds the previous coordinator's owner any more: only the keeping does.
+        let kept = try #require(previous.owner, "the owner was not kept")
+        #expect(Coordinator(filePresenter: presenter).owner === kept)
+    }
+
+    @Test("an owner put in a group by a coordinator's purpose is not kept for the next one")
+    func groupIsNotPassedOn() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("doc.txt", contents: "x")
+        let presenter = RecordingPresenter(file)
+        _ = try Self.ownerAfterWriting(file, presenter: presenter, purpose: "shared-purpose")
+        let next = Coordinator(filePresenter: presenter)
+        #expect(next.owner.groupKey != .purpose("shared-purpose"))
+        // And it blocks a coordinator of that purpose, as any other coordinator does.
+        let holder = Holder.writing(file, coordinator: next)
+        #expect(writeIsBlocked(file, purpose: "shared-purpose"))
+        holder.release()
+    }
+
+    /// Writes `file` with a coordinator of `presenter` (with `purpose`, if given), lets the
+    /// coordinator go and returns its owner.
+    private static func ownerAfterWriting(_ file: URL, presenter: RecordingPresenter, purpose: String?) throws -> LockOwner {
+        let coordinator = Coordinator(filePresenter: presenter)
+        if let purpose { coordinator.purposeIdentifier = purpose }
+        try coordinator.coordinate(writingItemAt: file) { _ in }
+        return coordinator.owner
+    }
+}
+
+/// A weak reference to a lock owner (to see whether something else keeps it alive).
+final class WeakOwner: @unchecked Sendable {
+    // @unchecked: set once in init, only read afterwards; the referent is Sendable.
+    weak var owner: LockOwner?
+    init(_ owner: LockOwner) { self.owner = owner }
 }

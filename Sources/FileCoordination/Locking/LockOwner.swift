@@ -223,6 +223,21 @@ final class LockOwner: Sendable {
         return true
     }
 
+    /// Makes this owner fit to be kept for its presenter's next coordinator once the current
+    /// ones have gone (see `PresenterLockOwners.keep`): true when it holds nothing, nobody waits on
+    /// it and it is in no group; it then gives its idle descriptors back to their lock files.
+    func prepareForKeeping() -> Bool {
+        let idle: [(file: LockFile, fd: Int32)]? = state.withLock { state in
+            guard state.waitingForBusy == 0, state.slots.holdsNothing, state.groupName == nil else { return nil }
+            var idle: [(file: LockFile, fd: Int32)] = []
+            while let evicted = state.slots.evictOldestIdle(beyond: 0) { idle.append(evicted) }
+            return idle
+        }
+        guard let idle else { return false }
+        for (file, fd) in idle { file.checkin(fd) }
+        return true
+    }
+
     /// The key that decides which claims never block each other: the purpose when shared,
     /// otherwise a key unique to this owner.
     var groupKey: GroupKey {
