@@ -60,7 +60,8 @@ final class PresenterLockOwners: Sendable {
         let keepIt = owner.prepareForKeeping()
         let id = ObjectIdentifier(presenter)
         entries.withLock { entries in
-            guard let entry = entries.byPresenter[id], entry.presenter === presenter, entry.owner === owner else { return }
+            guard let entry = entries.byPresenter[id], entry.presenter === presenter, entry.owner === owner,
+                  (entry.kept === owner) != keepIt else { return }  // usually kept already: nothing to write
             entries.byPresenter[id]?.kept = keepIt ? owner : nil
         }
     }
