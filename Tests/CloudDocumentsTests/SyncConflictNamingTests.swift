@@ -2,6 +2,7 @@ import Foundation
 import SystemSupport
 import Testing
 @testable import CloudDocuments
+@testable import FileCoordination
 
 /// One row: a conflict copy's name and what must be read from it.
 struct ConflictNameCase: Sendable, CustomTestStringConvertible {
@@ -247,6 +248,22 @@ struct SyncConflictNamingTests {
             #expect(SyncConflictNaming.conflictCopy(named: expected.name, options: hosts)?.originalName
                     == expected.original, "\(expected.name)")
         }
+    }
+
+    @Test("the change monitor's quick test never rules out a conflict copy of a watched name",
+          arguments: syncthingCases + nextcloudCases + dropboxCases + unisonCases + rcloneCases + oneDriveCases)
+    func monitorQuickTestKeepsCopies(_ expected: ConflictNameCase) {
+        #expect(ChangeMonitor.mayBeCopy(named: expected.name, ofAnyOf: [expected.original]))
+        #expect(ChangeMonitor.mayBeCopy(named: expected.name, ofAnyOf: ["unrelated.bin", expected.original]))
+    }
+
+    @Test("the change monitor's quick test rules out saves' temporary files and other names")
+    func monitorQuickTestRulesOut() {
+        for name in [".doc.txt.cdsave-0123456789ab", ".raw-save-4242", "other.txt", "notes.sync-conflict-20261123-051644-SUBNBV7.txt"] {
+            #expect(!ChangeMonitor.mayBeCopy(named: name, ofAnyOf: ["doc.txt"]), "\(name)")
+        }
+        #expect(ChangeMonitor.mayBeCopy(named: ".sync-conflict-20261123-051644-SUBNBV7.bashrc", ofAnyOf: [".bashrc"]))
+        #expect(!ChangeMonitor.mayBeCopy(named: "", ofAnyOf: ["doc.txt"]))
     }
 
     @Test("names that are not UTF-8 keep their bytes")

@@ -25,10 +25,11 @@ extension CloudDocument {
     ///
     /// Throws ``DocumentError/saveFailed(_:reason:errno:)`` when the contents could not be kept:
     /// the save must then not overwrite them.
-    nonisolated func protectOverwrittenContents(at target: URL, for operation: SaveOperation, contents: DocumentContents,
-                                                coordinator: Coordinator) throws -> OverwriteProtection {
+    /// `targetPath` is `target`'s path (`PathBytes.path(of:)`), worked out once per save.
+    nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation,
+                                                contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
-        guard operation == .forOverwriting, let current = DiskIdentity.of(target) else { return result }
+        guard operation == .forOverwriting, let current = DiskIdentity.of(targetPath, followingLinks: true) else { return result }
         let (known, fileURL, isOpen, preserves) = storage.withLock {
             ($0.diskIdentity, $0.fileURL, $0.isOpen, $0.preservesVersions)
         }

@@ -1,5 +1,6 @@
 import FileCoordination
 import Foundation
+import SystemSupport
 
 // Open, save, close, revert and autosave: the blocking implementations (`perform…`), which run on
 // the lifecycle queue (the document's serial file-access queue) and hop to the main actor only
@@ -158,11 +159,12 @@ extension CloudDocument {
                 defer { storage.withLock { $0.writeProgress = nil } }
                 // A file changed since we last read or wrote it is kept as a conflict version (or
                 // merged by resolveConflict), never silently overwritten.
-                let protection = try protectOverwrittenContents(at: target, for: operation, contents: snapshot.contents,
-                                                                coordinator: coordinator)
+                let targetPath = PathBytes.path(of: target)
+                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
+                                                                contents: snapshot.contents, coordinator: coordinator)
                 try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: operation)
                 keptConflict.value = protection.conflict != nil
-                let identity = DiskIdentity.of(target)
+                let identity = DiskIdentity.of(targetPath, followingLinks: true)
                 // With progress: on the main actor, after the announcement of
                 // progressAvailable, so an observer of that announcement still finds the progress
                 // published; the changes are announced in the same visit (the wait for

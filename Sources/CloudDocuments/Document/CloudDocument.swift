@@ -146,9 +146,14 @@ open class CloudDocument: FilePresenter {
     /// reads another URL, and when a coordinated move moves the file. Any thread.
     nonisolated public var fileURL: URL { storage.withLock { $0.fileURL } }
 
-    /// The type identifier of the file, from its extension (see ``TypeIdentifiers``).
+    /// The type identifier of the file, from its extension (see ``TypeIdentifiers``). Any thread.
     nonisolated public var fileType: String? {
-        TypeIdentifiers.typeIdentifier(for: fileURL)
+        // Remembered per URL: reading a URL's extension costs microseconds, and every save asks.
+        let (url, cached) = storage.withLock { ($0.fileURL, $0.fileTypeCache) }
+        if let cached, cached.url == url { return cached.type }
+        let type = TypeIdentifiers.typeIdentifier(for: url)
+        storage.withLock { if $0.fileURL == url { $0.fileTypeCache = (url, type) } }
+        return type
     }
 
     /// The type saves use by default, passed to ``contents(forType:)``: ``fileType`` unless
@@ -536,6 +541,8 @@ struct StateAnnouncement {
 /// Every mutable property of a ``CloudDocument``, kept behind its lock.
 struct DocumentStorage {
     var fileURL: URL
+    /// ``CloudDocument/fileType`` and the URL it was worked out for.
+    var fileTypeCache: (url: URL, type: String?)?
     var fileModificationDate: Date?
     var state: DocumentState = .closed
     /// Incremented by every open (and creating save of a closed document) and every close, so

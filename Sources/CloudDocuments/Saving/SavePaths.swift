@@ -102,15 +102,21 @@ struct SavePaths {
         let bytes = path.utf8
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }
-        for component in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            switch component.count {
-            case 0: return false
-            case 1 where component.first == UInt8(ascii: "."): return false
-            case 2 where component.allSatisfy({ $0 == UInt8(ascii: ".") }): return false
-            default: continue
+        // One pass, no allocation: the length of the current component and how many of its
+        // bytes are dots (a component of one or two bytes that are all dots is `.` or `..`).
+        var length = 0, dots = 0
+        func isPlain() -> Bool { length > 0 && !(length <= 2 && dots == length) }
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: "/") {
+                guard isPlain() else { return false }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
             }
         }
-        return true
+        return isPlain()
     }
 
     /// `path`'s folder and last component, split at the last `/` byte ("/" for a name at the

@@ -63,6 +63,12 @@ enum StrayTemporaryFiles {
     @discardableResult
     static func reclaim(besideTarget target: String, inFolder directory: Int32) -> Int {
         guard let (folder, name) = split(target) else { return 0 }
+        return reclaim(folder: folder, name: name, inFolder: directory)
+    }
+
+    /// ``reclaim(besideTarget:inFolder:)`` with the target already split into its folder and the
+    /// bytes of its name.
+    private static func reclaim(folder: String, name: ArraySlice<UInt8>, inFolder directory: Int32) -> Int {
         guard let (candidates, entryCount) = temporaryEntries(inFolder: directory, forName: name) else { return 0 }
         var removed = 0
         for entry in candidates {
@@ -95,12 +101,12 @@ enum StrayTemporaryFiles {
     /// always scans.
     @discardableResult
     static func reclaimIfDue(besideTarget target: String, inFolder directory: Int32) -> Int {
-        guard let (folder, _) = split(target) else { return 0 }
+        guard let (folder, name) = split(target) else { return 0 }
         if let last = scans.withLock({ $0[folder] }), last.entryCount > largeFolderEntries,
            ContinuousClock.now - last.time < largeFolderInterval {
             return 0
         }
-        return reclaim(besideTarget: target, inFolder: directory)
+        return reclaim(folder: folder, name: name, inFolder: directory)
     }
 
     /// ``reclaimIfDue(besideTarget:inFolder:)`` opening the folder itself.

@@ -56,8 +56,13 @@ public final class Coordinator: Sendable {
     }
 
     deinit {
-        // A presenter's owner is shared by its coordinators; any other is handed on.
-        if filePresenter == nil { runtime.presenterLockOwners.recycle(owner) }
+        // A presenter's owner is shared by its coordinators and kept for the next one; any other
+        // is handed on.
+        if let filePresenter {
+            runtime.presenterLockOwners.keep(owner, for: filePresenter)
+        } else {
+            runtime.presenterLockOwners.recycle(owner)
+        }
     }
 
     /// Coordinators with the same purpose identifier never block each other, in this process or in

@@ -211,11 +211,25 @@ final class LockOwner: Sendable {
     /// `PresenterLockOwners.recycle`): true when it holds nothing and nobody waits on it; it then
     /// leaves group mode and keeps at most one idle descriptor (its last item's).
     func prepareForReuse() -> Bool {
+        settle(keepingIdle: 1, leavingGroup: true)
+    }
+
+    /// Makes this owner fit to be kept for its presenter's next coordinator once the current
+    /// ones have gone (see `PresenterLockOwners.keep`): true when it holds nothing, nobody waits on
+    /// it and it is in no group; it then gives its idle descriptors back to their lock files.
+    func prepareForKeeping() -> Bool {
+        settle(keepingIdle: 0, leavingGroup: false)
+    }
+
+    /// When the owner holds nothing and nobody waits on it — and, unless `leavingGroup` (which
+    /// leaves group mode), it is in no group — gives back all but `keepingIdle` idle descriptors
+    /// and returns true.
+    private func settle(keepingIdle: Int, leavingGroup: Bool) -> Bool {
         let surplus: [(file: LockFile, fd: Int32)]? = state.withLock { state in
-            guard state.waitingForBusy == 0, state.slots.holdsNothing else { return nil }
+            guard state.waitingForBusy == 0, state.slots.holdsNothing, leavingGroup || state.groupName == nil else { return nil }
             state.groupName = nil
             var surplus: [(file: LockFile, fd: Int32)] = []
-            while let evicted = state.slots.evictOldestIdle(beyond: 1) { surplus.append(evicted) }
+            while let evicted = state.slots.evictOldestIdle(beyond: keepingIdle) { surplus.append(evicted) }
             return surplus
         }
         guard let surplus else { return false }

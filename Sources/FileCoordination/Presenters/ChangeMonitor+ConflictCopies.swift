@@ -62,10 +62,22 @@ extension ChangeMonitor {
 
     /// `name` in `directory` as a conflict copy of one of `originals` (the presented names there).
     static func watchedCopy(directory: String, name: String, originals: Set<String>) -> WatchedCopy? {
-        guard !originals.contains(name),
+        guard !originals.contains(name), mayBeCopy(named: name, ofAnyOf: originals),
               let copy = SyncConflictNaming.conflictCopy(named: name, amongOriginals: originals, options: .local),
               originals.contains(copy.originalName) else { return nil }
         return WatchedCopy(directory: directory, copy: copy)
+    }
+
+    /// False when `name` cannot be a conflict copy of any of `originals`, whatever the scheme: each
+    /// scheme rebuilds the original as a prefix of the copy's name followed by a suffix of it
+    /// (`ConflictNameParser.original`), so an original either starts with the copy's first byte or,
+    /// when that prefix is empty, ends the copy's name. Most entries of a watched folder (other
+    /// files, temporary files of saves, `.raw-…` names) fail this at once and are never parsed.
+    static func mayBeCopy(named name: String, ofAnyOf originals: some Sequence<String>) -> Bool {
+        guard let first = name.utf8.first else { return false }
+        return originals.contains { original in
+            original.utf8.first == first || name.utf8.reversed().starts(with: original.utf8.reversed())
+        }
     }
 
     /// Records what a copy was before a coordinated write of it (if not known already).
@@ -87,15 +99,17 @@ extension ChangeMonitor {
     /// a copy that appeared is a gained version, one that disappeared a lost one.
     func deliverCopyChanges(_ entries: [OtherEntry]) {
         guard !entries.isEmpty else { return }
-        let directories = Set(entries.map(\.directory))
-        let originalsByDirectory: [String: Set<String>] = state.withLock { state in
-            var result: [String: Set<String>] = [:]
-            for directory in directories { result[directory] = state.directories[directory].map { Set($0.names.keys) } }
-            return result
+        // The entries that may be copies (most are not: see `mayBeCopy`), with the presented
+        // names of their folder, in one visit of the state.
+        let candidates: [(entry: OtherEntry, originals: Set<String>)] = state.withLock { state in
+            entries.compactMap { entry in
+                guard let names = state.directories[entry.directory]?.names,
+                      Self.mayBeCopy(named: entry.name, ofAnyOf: names.keys) else { return nil }
+                return (entry, Set(names.keys))
+            }
         }
-        for entry in entries {
-            guard let originals = originalsByDirectory[entry.directory],
-                  let copy = Self.watchedCopy(directory: entry.directory, name: entry.name, originals: originals)
+        for (entry, originals) in candidates {
+            guard let copy = Self.watchedCopy(directory: entry.directory, name: entry.name, originals: originals)
             else { continue }
             let path = copy.copyPath
             let stamp = Self.stamp(of: path)

@@ -161,9 +161,10 @@ final class ChangeMonitor: Sendable {
 
     /// A coordinator of this process is about to write `path` (and, for a directory, maybe what
     /// is inside): the kernel's reports of that write are not passed on — the coordinator tells the
-    /// presenters itself.
-    func beginCoordinatedWrite(_ path: String) {
-        let copy = conflictCopyOfWatchedItem(at: path)
+    /// presenters itself. `isPresentedItem`: the caller knows `path` is a presented item, so it is
+    /// no conflict copy of one (saves the look).
+    func beginCoordinatedWrite(_ path: String, isPresentedItem: Bool = false) {
+        let copy = isPresentedItem ? nil : conflictCopyOfWatchedItem(at: path)
         let copyStamp = copy.map { _ in Self.stamp(of: path) }
         state.withLock { state in
             guard !state.stamps.isEmpty else { return }
@@ -174,13 +175,14 @@ final class ChangeMonitor: Sendable {
 
     /// The coordinated write of `path` is over: renew the stamps at and inside `path`, so reports of
     /// that write read later from the kernel are recognised and not passed on a second time.
-    func endCoordinatedWrite(_ path: String) {
+    /// `isPresentedItem` as for ``beginCoordinatedWrite(_:isPresentedItem:)``.
+    func endCoordinatedWrite(_ path: String, isPresentedItem: Bool = false) {
         let affected: [String] = state.withLock { state in
             guard state.writing[path] != nil else { return [] }
             return state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }
         }
         let stamps = affected.map { ($0, Self.stamp(of: $0)) }
-        let copy = conflictCopyOfWatchedItem(at: path)
+        let copy = isPresentedItem ? nil : conflictCopyOfWatchedItem(at: path)
         let copyStamp = copy.map { _ in Self.stamp(of: path) }
         let appearedCopy: WatchedCopy? = state.withLock { state in
             guard let count = state.writing[path] else { return nil }

@@ -49,24 +49,49 @@ final class PresenterRegistry: Sendable {
     var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
 
     /// False only when no presenter can be concerned by an access to `path`: none presents the
-    /// item or a directory above it, and none is waiting for a URL. (A hash collision answers
-    /// true, which only costs the full look-up.)
+    /// item or a directory above it, and none is waiting for a URL. (A hash collision with a
+    /// directory above answers true, which only costs the full look-up.)
     func mayConcern(_ path: String) -> Bool {
-        guard !isEmpty else { return false }
+        concern(at: path, own: nil) != .nobody
+    }
+
+    /// Who an access to `path` may concern, for the coordinator fast path.
+    enum Concern: Equatable {
+        /// No live presenter presents `path` or a directory above it, and none is waiting for a URL.
+        case nobody
+        /// Only `own` (the coordinator's presenter) presents `path`, and nobody presents a
+        /// directory above it or is waiting for a URL.
+        case onlyOwn
+        /// Someone else may be concerned (a hash collision with an ancestor answers this too,
+        /// which only costs the full look-up).
+        case others
+    }
+
+    /// Who an access to `path` may concern, `own` being the coordinating presenter: one lock and
+    /// one pass over the path, as ``mayConcern(_:)``. Presenters *inside* `path` are not
+    /// considered: they matter only to deletes, moves and packages, which the caller handles.
+    func concern(at path: String, own: PresenterID?) -> Concern {
+        guard !isEmpty else { return .nobody }
         return state.withLock { state in
-            if !state.unplaced.isEmpty { return true }
-            if state.pathHashes.isEmpty { return false }
+            if !state.unplaced.isEmpty { return .others }
+            if state.pathHashes.isEmpty { return .nobody }
             var hash = StableHash.offsetBasis
             var first = true
             for byte in path.utf8 {
-                if byte == UInt8(ascii: "/"), !first, state.pathHashes[hash] != nil { return true }
+                if byte == UInt8(ascii: "/"), !first, state.pathHashes[hash] != nil { return .others }
                 hash = StableHash.step(hash, byte)
                 if first {
                     first = false
-                    if state.pathHashes[hash] != nil { return true }  // "/"
+                    if path.utf8.count > 1, state.pathHashes[hash] != nil { return .others }  // "/"
                 }
             }
-            return state.pathHashes[hash] != nil
+            guard state.pathHashes[hash] != nil, let ids = state.byPath[path] else { return .nobody }
+            var ownIsThere = false
+            for id in ids where state.entries[id]?.presenter != nil {
+                guard id == own else { return .others }
+                ownIsThere = true
+            }
+            return ownIsThere ? .onlyOwn : .nobody
         }
     }
 
