@@ -45,6 +45,9 @@ extension KeyValueStore {
             if wasAvailable { stopWatching() }
             return
         }
+        // One step under the disk lock (which every refresh holds), so a refresh running at the
+        // same time — a `synchronize()`, the folder watcher — sees either the old container or
+        // the new one with the account change still to report, never a half-made switch.
         let switched = disk.withLock { disk -> Bool? in
             guard disk.folder != folder else { return nil }
             let wasSignedOut = disk.folder == nil
@@ -52,11 +55,12 @@ extension KeyValueStore {
             disk.snapshots = [:]
             disk.knownDevices = []
             disk.skippedFiles = [:]
+            disk.accountChangeUnreported = true
+            if !wasSignedOut { state.withLock { $0.pending = [:] } }
             return wasSignedOut
         }
         guard let wasSignedOut = switched else { return }
-        if !wasSignedOut { state.withLock { $0.pending = [:] } }
-        _ = try? refresh(writingPending: wasSignedOut, notify: true, reason: .accountChange)
+        _ = try? refresh(writingPending: wasSignedOut, notify: true)
         restartWatchingIfNeeded()
     }
 
@@ -124,6 +128,8 @@ extension KeyValueStore {
             var fromFiles: [String: KeyValueStoreEntry] = [:]
             for snapshot in snapshots.values { KeyValueStoreEntry.merge(snapshot.file.entries, into: &fromFiles) }
             let known = disk.knownDevices
+            let reason = reason ?? (disk.accountChangeUnreported ? .accountChange : nil)
+            disk.accountChangeUnreported = false
             let changes = state.withLock { state in
                 Self.replaceMerged(in: &state, with: fromFiles, ownDevice: folder.device, knownDevices: known, reason: reason)
             }

@@ -70,6 +70,10 @@ public final class KeyValueStore: Sendable {
         /// How many sync-tool conflict copies this store merged and removed (for tests and
         /// diagnostics).
         var conflictCopiesMerged = 0
+        /// Set when the store moved to another account's container and no refresh has reported
+        /// that container's keys yet: whichever refresh comes first (the switch's own, a
+        /// concurrent `synchronize()` or the folder watcher's) reports them as an account change.
+        var accountChangeUnreported = false
     }
     let disk = Locked(DiskState())
 
