@@ -28,7 +28,11 @@ struct KeyValueSyncthingTests {
     private func store(_ pair: SyncthingPair, _ side: SyncthingPair.Side, device: String? = nil) -> KeyValueStore {
         let container = UbiquityContainer(identifier: Self.container,
                                           url: pair.folder(side).appending(path: Self.container, directoryHint: .isDirectory))
-        return KeyValueStore(folder: KeyValueStoreFolder.url(of: container), deviceIdentifier: device ?? "device-\(side.rawValue)")
+        let store = KeyValueStore(folder: KeyValueStoreFolder.url(of: container), deviceIdentifier: device ?? "device-\(side.rawValue)")
+        // The pair's watcher delay is 1 s (the default is 10 s): 5 s leaves the other side time
+        // to fetch a conflict copy before it is removed.
+        store.conflictCopyRemovalDelay.withLock { $0 = .seconds(5) }
+        return store
     }
 
     private func storeFolderNames(_ pair: SyncthingPair, _ side: SyncthingPair.Side) -> [String] {

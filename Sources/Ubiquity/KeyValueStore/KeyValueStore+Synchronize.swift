@@ -79,12 +79,22 @@ extension KeyValueStore {
 
             // Conflict copies of device files: their writes go into this device's file, and then
             // they are removed.
+            // A copy is read and merged once; it is removed once it is old enough (see
+            // `conflictCopyRemovalDelay`), by this refresh or one scheduled for then.
             var copied: [String: KeyValueStoreEntry] = [:]
             var copies: [String] = []
+            let removalDelay = conflictCopyRemovalDelay.withLock { $0 }
+            var settled: [String] = [], unsettled = false
+            disk.mergedCopies = disk.mergedCopies.filter { listing.conflictCopies.contains($0.key) }
             for name in listing.conflictCopies {
-                guard let snapshot = try? KeyValueStoreFile.read(folder.filePath(name)) else { continue }
-                KeyValueStoreEntry.merge(snapshot.file.entries, into: &copied)
-                copies.append(name)
+                let path = folder.filePath(name)
+                let identity = FileIdentity.of(path, followingLinks: false)
+                if identity == nil || disk.mergedCopies[name] != identity {
+                    guard let snapshot = try? KeyValueStoreFile.read(path) else { continue }
+                    KeyValueStoreEntry.merge(snapshot.file.entries, into: &copied)
+                    copies.append(name)
+                }
+                if Self.changeAge(of: path) >= removalDelay { settled.append(name) } else { unsettled = true }
             }
             let pending = writingPending ? state.withLock { $0.pending } : [:]
             var additions = copied
@@ -92,7 +102,7 @@ extension KeyValueStore {
             var written: KeyValueStoreFile.Snapshot?
             if !additions.isEmpty {
                 written = try writeDeviceFile(folder, adding: additions, lastRead: disk.snapshots[ownName])
-                for name in copies { unlink(folder.filePath(name)) }
+                for name in copies { disk.mergedCopies[name] = FileIdentity.of(folder.filePath(name), followingLinks: false) }
                 disk.conflictCopiesMerged += copies.count
                 state.withLock { state in
                     for (key, entry) in pending where state.pending[key]?.stamp == entry.stamp {
@@ -124,6 +134,17 @@ extension KeyValueStore {
                 }
             }
             disk.snapshots = snapshots
+            for name in settled where disk.mergedCopies[name] != nil {
+                unlink(folder.filePath(name))
+                disk.mergedCopies.removeValue(forKey: name)
+            }
+            if unsettled, !disk.copyRemovalScheduled {
+                disk.copyRemovalScheduled = true
+                notificationQueue.asyncAfter(deadline: .now() + Self.seconds(removalDelay) + 0.05) { [weak self] in
+                    self?.disk.withLock { $0.copyRemovalScheduled = false }
+                    _ = try? self?.refresh(writingPending: false, notify: true)
+                }
+            }
 
             var fromFiles: [String: KeyValueStoreEntry] = [:]
             for snapshot in snapshots.values { KeyValueStoreEntry.merge(snapshot.file.entries, into: &fromFiles) }
@@ -203,5 +224,21 @@ extension KeyValueStore {
         } catch {
             throw .writeFailed(path: path, reason: (error as? LocalizedError)?.errorDescription ?? "\(error)")
         }
+    }
+
+    /// How long ago the item at `path` was last renamed or changed on this machine (its change
+    /// time); zero when it cannot be read.
+    static func changeAge(of path: String) -> Duration {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .zero }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let seconds = now.tv_sec - info.st_ctim.tv_sec
+        let nanoseconds = now.tv_nsec - info.st_ctim.tv_nsec
+        return .seconds(seconds) + .nanoseconds(nanoseconds)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import FileCoordination
 
 /// Small values shared by every process and device of an app: Apple's
@@ -55,6 +56,14 @@ public final class KeyValueStore: Sendable {
     /// The queue change handlers run on.
     let notificationQueue = DispatchQueue(label: "Ubiquity.KeyValueStore.changes")
 
+    /// How long a sync tool's conflict copy of a device file stays after its writes were merged
+    /// (counted from the copy's arrival on this machine, its change time). Removing it at once
+    /// races the sync tool: the other device may still be fetching it, and Syncthing, whose
+    /// fetch then fails, stops syncing the whole folder for a minute. Syncthing announces a new
+    /// file within its watcher delay (10 s by default), so the default leaves three times that.
+    /// Package access for tests, which run Syncthing with a 1 s watcher delay.
+    package let conflictCopyRemovalDelay = Locked<Duration>(.seconds(30))
+
     /// What `synchronize()` and the watcher work with; its lock also makes disk work one at a time.
     /// Lock order: `disk`, then `state`.
     struct DiskState {
@@ -74,6 +83,11 @@ public final class KeyValueStore: Sendable {
         /// that container's keys yet: whichever refresh comes first (the switch's own, a
         /// concurrent `synchronize()` or the folder watcher's) reports them as an account change.
         var accountChangeUnreported = false
+        /// Conflict copies already merged into this device's file, by name, with the identity
+        /// they had: read once, removed once ``KeyValueStore/conflictCopyRemovalDelay`` has passed.
+        var mergedCopies: [String: FileIdentity] = [:]
+        /// Whether a refresh is scheduled to remove merged copies once they are old enough.
+        var copyRemovalScheduled = false
     }
     let disk = Locked(DiskState())
 
