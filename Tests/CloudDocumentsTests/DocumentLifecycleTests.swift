@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Glibc
 import Testing
 @testable import CloudDocuments
@@ -291,7 +292,7 @@ struct DocumentLifecycleTests {
             let opened = await withCheckedContinuation { continuation in
                 document.open { ok in
                     MainActor.assertIsolated()
-                    continuation.resume(returning: (ok, MainQueue.isCurrent))
+                    continuation.resume(returning: (ok, MainQueueCheck.isMainQueue))
                 }
             }
             #expect(opened.0)
@@ -301,7 +302,7 @@ struct DocumentLifecycleTests {
             SafeSave.injectFailure(at: .fsync, errno: EIO, forTarget: url)
             let saved = await withCheckedContinuation { continuation in
                 document.save(to: url, for: .forOverwriting) { ok in
-                    continuation.resume(returning: (ok, MainQueue.isCurrent))
+                    continuation.resume(returning: (ok, MainQueueCheck.isMainQueue))
                 }
             }
             #expect(saved.0 == false)

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Testing
 @testable import CloudDocuments
 
@@ -18,7 +19,7 @@ final class StateRecorder: @unchecked Sendable {
             forName: CloudDocument.stateChangedNotification, object: document, queue: nil
         ) { note in
             let state = note.userInfo?[CloudDocument.stateUserInfoKey] as? DocumentState
-            let onQueue = MainQueue.isCurrent
+            let onQueue = MainQueueCheck.isMainQueue
             log.allOnMainThread.withLock { $0 = $0 && onQueue }
             log.states.withLock { $0.append(state ?? DocumentState(rawValue: 1 << 30)) }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Testing
 @testable import CloudDocuments
 
@@ -55,7 +56,7 @@ final class NoteDocument: CloudDocument {
     private func record(_ call: String) {
         MainActor.assertIsolated()
         dispatchPrecondition(condition: .onQueue(.main))
-        let onMain = MainQueue.isCurrent
+        let onMain = MainQueueCheck.isMainQueue
         hooksOnMainActor.withLock { $0 = $0 && onMain }
         hookCalls.withLock { $0.append(call) }
     }

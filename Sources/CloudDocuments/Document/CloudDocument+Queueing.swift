@@ -1,5 +1,6 @@
 import FileCoordination
 import Foundation
+import SystemSupport
 
 // The plumbing of the document's threading model (see "Threading" on `CloudDocument`):
 // mutating the storage and announcing state changes in order on the main actor, hopping onto the
@@ -12,20 +13,6 @@ final class HopBox<Value>: @unchecked Sendable {
     // coordinated accessor) and read on the other after it returns, which orders the accesses.
     var value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// Tells whether the caller runs on the main queue (the main actor's executor on Linux). Not
-/// `Thread.isMainThread`: after `dispatch_main()` (what an async `main` ends in on Linux) the main
-/// queue is drained by a pool thread.
-enum MainQueue {
-    /// Set on the main queue once, when first used.
-    private static let key: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
-        return key
-    }()
-
-    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }
 
 /// A weak reference that can be captured by `@Sendable` closures.
@@ -101,7 +88,7 @@ extension CloudDocument {
                     outcome.value = Swift.Result { () throws(E) -> T in try body() }
                 }
             }
-            if MainQueue.isCurrent { run() } else { DispatchQueue.main.sync(execute: run) }
+            if MainQueueCheck.isMainQueue { run() } else { DispatchQueue.main.sync(execute: run) }
         }
         // `run` ran synchronously, exactly once, above: `outcome` is always set here.
         guard let outcome = outcome.value else { preconditionFailure("DispatchQueue.main.sync returned without running its block") }
