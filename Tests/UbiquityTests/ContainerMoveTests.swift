@@ -233,6 +233,20 @@ struct CrossFileSystemMoveTests {
         #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 
+    @Test("across file systems too, a destination that appears after the check is neither replaced nor removed")
+    func clashAcrossFileSystemsInsideTheCoordinatedWrite() throws {
+        let cloud = try ScratchCloud(tmpfsSize: "1m")
+        defer { cloud.remove() }
+        let local = try cloud.localFile("late.txt", "local")
+        let destination = try cloud.documents().appending(path: "late.txt")
+        try Data("arrived meanwhile".utf8).write(to: destination)
+        #expect(throws: UbiquitousMoveFailure.self) {
+            try UbiquityAccount.performMove(from: local, to: destination, coordinator: Coordinator())
+        }
+        #expect(text(at: destination) == "arrived meanwhile")
+        #expect(text(at: local) == "local")
+    }
+
     @Test("a destination file system that fills up: moveFailed with ENOSPC, the item stays, no partial copy")
     func destinationFull() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "64k")

@@ -145,13 +145,21 @@ extension UbiquityAccount {
     }
 
     /// A move across file systems: copy (the destination name is checked free just before, under
-    /// the coordinated write), then remove the original; a failed copy leaves nothing behind.
+    /// the coordinated write), then remove the original; a failed copy leaves nothing behind. An
+    /// item that took the destination's name meanwhile is never replaced nor removed.
     private static func copyThenRemove(_ from: String, _ to: String) throws(UbiquitousMoveFailure) {
+        // `renameat2` answers EXDEV before it looks at the destination, so nothing checked it yet.
+        guard !itemExists(PathBytes.fileURL(to)) else { throw .ubiquity(.destinationExists(path: to)) }
         do {
             try FileManager.default.copyItem(atPath: from, toPath: to)
         } catch {
+            let code = posixCode(of: error)
+            // EEXIST: the name was taken after the check — by someone else's item, which stays.
+            if code == EEXIST || (error as? CocoaError)?.code == .fileWriteFileExists {
+                throw .ubiquity(.destinationExists(path: to))
+            }
             try? FileManager.default.removeItem(atPath: to)
-            throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
+            throw .ubiquity(.moveFailed(source: from, destination: to, errno: code))
         }
         do {
             try FileManager.default.removeItem(atPath: from)
