@@ -163,6 +163,30 @@ import Testing
         query.stop()
     }
 
+    @Test("updates held while disabled and released by enableUpdates come before those queued meanwhile: in order, results the latest")
+    func heldUpdatesKeepTheirOrder() throws {
+        let folder = try ScratchFolder("held-order")
+        defer { folder.remove() }
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.folder(folder.url)])
+        // Two updates queued while the handler's queue is suspended, with an enableUpdates()
+        // between them; updates disabled before the queue resumes: the first is held, released
+        // by the enableUpdates() while the second is still queued.
+        recorder.queue.isSuspended = true
+        try folder.write("a", at: "a.txt")
+        settle(query)
+        recorder.queue.addOperation { query.enableUpdates() }
+        try folder.write("b", at: "b.txt")
+        settle(query)
+        query.disableUpdates()
+        recorder.queue.isSuspended = false
+        #expect(recorder.waitForUpdates { Set($0.added.map(\.name)) == ["a.txt", "b.txt"] })
+        recorder.drain()
+        #expect(recorder.updates.map { $0.added.map(\.name) } == [["a.txt"], ["b.txt"]])
+        #expect(Set(query.results.map(\.name)) == ["a.txt", "b.txt"])
+        query.stop()
+    }
+
     @Test("sort keys order the results and the updates; predicates filter live changes")
     func sortingAndPredicate() throws {
         let folder = try ScratchFolder("sort")

@@ -139,14 +139,15 @@ public final class MetadataQuery: Sendable {
 
     /// Ends one `disableUpdates()`; the last one delivers what was held back.
     public func enableUpdates() {
-        let (release, control): ([(output: QueryEngineOutput, run: Int)], QueryEngineControl?) = state.withLock { state in
-            guard state.disabled > 0 else { return ([], nil) }
+        let (release, control): (Int?, QueryEngineControl?) = state.withLock { state in
+            guard state.disabled > 0 else { return (nil, nil) }
             state.disabled -= 1
-            guard state.disabled == 0 else { return ([], nil) }
-            defer { state.held = [] }
-            return (state.held, state.control)
+            guard state.disabled == 0 else { return (nil, nil) }
+            return (state.held.isEmpty ? nil : state.run, state.control)
         }
-        for held in release { enqueue(held.output, run: held.run) }
+        // The held updates stay in `held`, ahead of any delivery queued meanwhile: whichever
+        // delivery runs next hands them to the handler first (this one, if none is queued).
+        if let release { enqueue(nil, run: release) }
         control?.send { $0.flush = true }
     }
 
@@ -179,15 +180,15 @@ public final class MetadataQuery: Sendable {
 
     // MARK: Delivery
 
-    /// Queues the delivery of `output` of the run `run` (from the engine's thread, or from
-    /// `enableUpdates()` for held updates). Outputs of an earlier run are dropped.
-    private func enqueue(_ output: QueryEngineOutput, run: Int) {
+    /// Queues the delivery of `output` of the run `run` (from the engine's thread; nil from
+    /// `enableUpdates()`, to deliver the held updates). Outputs of an earlier run are dropped.
+    private func enqueue(_ output: QueryEngineOutput?, run: Int) {
         let queue = operationQueue ?? .main
         // The operation outlives its run (the next delivery depends on it): it must not keep the
         // results it delivered alive, so it takes them out of a box.
         let box = Locked<QueryEngineOutput?>(output)
         let operation = BlockOperation { [weak self] in
-            if let output = box.withLock({ $0.take() }) { self?.deliver(output, run: run) }
+            self?.deliver(box.withLock { $0.take() }, run: run)
         }
         let previous: Operation? = state.withLock { state in
             if state.run != run { return nil }
@@ -198,20 +199,32 @@ public final class MetadataQuery: Sendable {
         queue.addOperation(operation)
     }
 
-    /// On the operation queue: publishes the results of `output` and calls the handler.
-    private func deliver(_ output: QueryEngineOutput, run: Int) {
-        let deliverNow: Bool = state.withLock { state in
-            guard state.run == run, state.phase == .gathering || state.phase == .live else { return false }
-            if case .didUpdate = output.event, state.disabled > 0 {
-                state.held.append((output, run))
-                return false
+    /// On the operation queue: publishes the results of `output` and calls the handler — after
+    /// the updates held back while updates were disabled, which are older (nil: only those).
+    private func deliver(_ output: QueryEngineOutput?, run: Int) {
+        let outputs: [QueryEngineOutput] = state.withLock { state in
+            guard state.run == run, state.phase == .gathering || state.phase == .live else { return [] }
+            if state.disabled > 0 {
+                guard let output else { return [] }
+                if case .didUpdate = output.event {
+                    state.held.append((output, run))
+                    return []
+                }
+                return [output]
             }
-            state.results = output.results
-            state.resultIndex = nil
-            if output.event == .didFinishGathering { state.phase = .live }
-            return true
+            defer { state.held = [] }
+            return state.held.filter { $0.run == run }.map(\.output) + (output.map { [$0] } ?? [])
         }
-        if deliverNow { handler(output.event) }
+        for output in outputs {
+            let deliverNow: Bool = state.withLock { state in
+                guard state.run == run, state.phase == .gathering || state.phase == .live else { return false }
+                state.results = output.results
+                state.resultIndex = nil
+                if output.event == .didFinishGathering { state.phase = .live }
+                return true
+            }
+            if deliverNow { handler(output.event) }
+        }
     }
 
     /// Tests: holds the query's thread until the returned semaphore is signalled. Returns once the
