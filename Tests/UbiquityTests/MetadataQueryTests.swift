@@ -187,6 +187,51 @@ import Testing
         query.stop()
     }
 
+    @Test("two names that differ only in Unicode normalization (é composed and decomposed) are two results, gathered and live")
+    func namesDifferingOnlyInNormalization() throws {
+        let folder = try ScratchFolder("normalization")
+        defer { folder.remove() }
+        let composed = "caf\u{E9}.txt", decomposed = "cafe\u{301}.txt"
+        func create(_ name: String) {
+            let descriptor = (folder.path + "/" + name).withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644) }
+            if descriptor >= 0 { close(descriptor) }
+        }
+        func names(_ items: [MetadataItem]) -> [[UInt8]] { items.map { Array($0.name.utf8) }.sorted { $0.lexicographicallyPrecedes($1) } }
+        let both = [Array(composed.utf8), Array(decomposed.utf8)].sorted { $0.lexicographicallyPrecedes($1) }
+
+        // Live: each appears as an addition of its own.
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.folder(folder.url)])
+        create(composed)
+        #expect(recorder.waitForUpdates { $0.added.count == 1 })
+        create(decomposed)
+        settle(query)
+        recorder.drain()
+        #expect(names(recorder.merged.added) == both)
+        #expect(recorder.merged.changed.isEmpty)
+        #expect(names(query.results) == both)
+        _ = (folder.path + "/" + composed).withCString { unlink($0) }
+        settle(query)
+        recorder.drain()
+        #expect(names(recorder.merged.removed) == [Array(composed.utf8)])
+        #expect(names(query.results) == [Array(decomposed.utf8)])
+        query.stop()
+
+        // Gathered: both found; removing each reports that one.
+        create(composed)
+        let gathering = QueryRecorder()
+        let second = try gathering.startQuery([.folder(folder.url)])
+        #expect(names(second.results) == both)
+        for name in [composed, decomposed] {
+            _ = (folder.path + "/" + name).withCString { unlink($0) }
+            settle(second)
+            gathering.drain()
+            #expect(names(gathering.updates.last?.removed ?? []) == [Array(name.utf8)])
+        }
+        #expect(second.results.isEmpty)
+        second.stop()
+    }
+
     @Test("sort keys order the results and the updates; predicates filter live changes")
     func sortingAndPredicate() throws {
         let folder = try ScratchFolder("sort")
