@@ -41,6 +41,21 @@ import Testing
         #expect(try accepts("%K > 5 AND %K <= %d", "kMDItemFSSize", "kMDItemFSSize", 10, name: "a"))
     }
 
+    @Test("the ubiquitous attributes the format accepts are compared with the item's values, not always false")
+    func ubiquitousAttributes() throws {
+        var ubiquitous = item("a.txt")
+        ubiquitous.flags.insert(.ubiquitous)
+        let current = try MetadataItemPredicate(format: "%K == %@", argumentArray: [
+            "NSMetadataUbiquitousItemDownloadingStatusKey", "NSURLUbiquitousItemDownloadingStatusCurrent"])
+        #expect(current.evaluate(ubiquitous))
+        #expect(!current.evaluate(item("a.txt")))      // not in a container: no status
+        let notDownloaded = try MetadataItemPredicate(format: "%K != %@", argumentArray: [
+            "NSMetadataUbiquitousItemDownloadingStatusKey", "NSURLUbiquitousItemDownloadingStatusNotDownloaded"])
+        #expect(notDownloaded.evaluate(ubiquitous))
+        let whole = try MetadataItemPredicate(format: "%K >= 100", argumentArray: ["NSMetadataUbiquitousItemPercentDownloadedKey"])
+        #expect(whole.evaluate(ubiquitous) == (ubiquitous.ubiquitousStatus.percentDownloaded.map { $0 >= 100 } ?? false))
+    }
+
     @Test func badFormatsAreErrorsNotCrashes() {
         let bad: [(String, [Any])] = [
             ("%K LIKE", ["kMDItemFSName"]),
