@@ -28,6 +28,24 @@ struct ResourceValuesTests {
         #expect(values[.nameKey] == nil, "other keys are resourceValues(forKeys:)'s")
     }
 
+    @Test("a metadata query's item answers the ubiquitous attributes as the provider's status does (providers none and external)",
+          arguments: [UbiquityProviderKind.none, .externalSyncTool])
+    func metadataItemAgreesWithTheProvider(provider: UbiquityProviderKind) throws {
+        let cloud = try ScratchCloud(provider: provider)
+        defer { cloud.remove() }
+        let url = try cloud.documents().appending(path: "a.txt")
+        try Data("a".utf8).write(to: url)
+        let status = cloud.account.status(ofItemAt: url)
+        let item = try #require(MetadataItem.examine(url, account: cloud.account))
+        #expect(item.value(of: .downloadingStatus) as? String == status.downloadingStatus.rawValue)
+        #expect(item.value(of: .isDownloading) as? Bool == status.isDownloading)
+        #expect(item.value(of: .isUploaded) as? Bool == status.isUploaded)
+        #expect(item.value(of: .isUploading) as? Bool == status.isUploading)
+        #expect(item.value(of: .percentDownloaded) as? Double == status.percentDownloaded)
+        #expect(item.value(of: .percentUploaded) as? Double == status.percentUploaded)
+        #expect(item.value(of: .hasUnresolvedConflicts) as? Bool == status.hasUnresolvedConflicts)
+    }
+
     @Test("outside containers only isUbiquitousItem (false) comes back; a missing item throws")
     func outsideAndMissing() throws {
         let cloud = try ScratchCloud()
