@@ -109,7 +109,8 @@ extension UbiquityAccount {
             guard containerOfItem(at: destination) != nil else { throw .ubiquity(.destinationNotInContainer(path: destination.path)) }
         } else {
             guard containerOfItem(at: source) != nil else { throw .ubiquity(.itemNotInContainer(path: source.path)) }
-            guard !UbiquityContainer.path(destination.path, isInside: root.standardizedFileURL.path) else {
+            guard !UbiquityContainer.path(destination.path, isInside: root.standardizedFileURL.path),
+                  containerOfItem(at: destination) == nil else {
                 throw .ubiquity(.destinationInContainer(path: destination.path))
             }
         }
