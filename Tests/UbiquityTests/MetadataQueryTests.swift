@@ -275,6 +275,21 @@ import Testing
         #expect(container.documentsURL.lastPathComponent == "Documents")
     }
 
+    @Test("a huge or infinite notificationBatchingInterval is accepted without a trap: the changes wait")
+    func hugeBatchingInterval() throws {
+        let folder = try ScratchFolder("huge-batching")
+        defer { folder.remove() }
+        for interval in [TimeInterval.infinity, 1e12, TimeInterval.greatestFiniteMagnitude] {
+            let recorder = QueryRecorder()
+            let query = try recorder.startQuery([.folder(folder.url)], batching: interval)
+            try folder.write("x", at: "\(recorder.all.count)-\(interval).txt")
+            settle(query)
+            recorder.drain()
+            #expect(recorder.updates.isEmpty, "\(interval)")
+            query.stop()
+        }
+    }
+
     @Test("notificationBatchingInterval collects changes made together into one update; stop ends the updates")
     func batching() throws {
         let folder = try ScratchFolder("batching")

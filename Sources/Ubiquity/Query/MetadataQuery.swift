@@ -38,7 +38,7 @@ public final class MetadataQuery: Sendable {
     /// The order of `results` (empty: the order found).
     public let sortKeys: [MetadataQuerySortKey]
     /// How long changes are collected before a `didUpdate` is sent, in seconds (0: as soon as
-    /// the kernel's reports at hand are applied).
+    /// the kernel's reports at hand are applied; 10⁹ or more, or infinity: never).
     public let notificationBatchingInterval: TimeInterval
     /// The queue the handler runs on (nil: the main queue).
     public let operationQueue: OperationQueue?
@@ -101,7 +101,9 @@ public final class MetadataQuery: Sendable {
         guard let run else { throw .alreadyStarted }
         let settings = QueryEngineSettings(
             roots: roots, predicate: predicate, sortKeys: sortKeys,
-            batchingInterval: .nanoseconds(Int64(notificationBatchingInterval * 1_000_000_000)),
+            // Over 10⁹ s (about 32 years) is "never": whole nanoseconds in Int64 end near 292 years,
+            // and an infinite interval must not trap.
+            batchingInterval: .nanoseconds(Int64(min(notificationBatchingInterval, 1e9) * 1_000_000_000)),
             canDeliver: { [weak self] in self?.state.withLock { $0.disabled == 0 } ?? false },
             output: { [weak self] output in self?.enqueue(output, run: run) },
             problem: { [weak self] problem in self?.state.withLock { $0.liveUpdateProblem = problem } })
