@@ -56,6 +56,18 @@ import Testing
         #expect(whole.evaluate(ubiquitous) == (ubiquitous.ubiquitousStatus.percentDownloaded.map { $0 >= 100 } ?? false))
     }
 
+    @Test("a Boolean attribute compared with an integer argument of any width: non-zero is true, never a trap")
+    func flagWithWideIntegerArguments() throws {
+        var ubiquitous = item("a.txt")
+        ubiquitous.flags.insert(.ubiquitous)
+        for argument in [UInt64.max, UInt64(1) << 63, UInt(Int.max) + 1] as [any BinaryInteger] {
+            let predicate = try MetadataItemPredicate(format: "%K == %d", argumentArray: ["NSMetadataItemIsUbiquitousKey", argument])
+            #expect(predicate.evaluate(ubiquitous), "\(argument)")
+        }
+        let zero = try MetadataItemPredicate(format: "%K == %d", argumentArray: ["NSMetadataItemIsUbiquitousKey", UInt64(0)])
+        #expect(!zero.evaluate(ubiquitous))
+    }
+
     @Test func badFormatsAreErrorsNotCrashes() {
         let bad: [(String, [Any])] = [
             ("%K LIKE", ["kMDItemFSName"]),
