@@ -247,6 +247,23 @@ struct CrossFileSystemMoveTests {
         #expect(text(at: local) == "local")
     }
 
+    @Test("a file whose original cannot be removed after the copy (immutable): moveFailed, and the copy is taken back",
+          .enabled(if: geteuid() == 0, "needs root for chattr +i"))
+    func originalCannotBeRemoved() async throws {
+        let cloud = try ScratchCloud(tmpfsSize: "1m")
+        defer { cloud.remove() }
+        let local = try cloud.localFile("stuck.txt", "stuck")
+        let chattr = URL(fileURLWithPath: "/usr/bin/chattr")
+        try #require(try ToolProcess.run(chattr, ["+i", local.path]).status == 0, "chattr +i is needed")
+        defer { _ = try? ToolProcess.run(chattr, ["-i", local.path]) }
+        let inCloud = try cloud.documents().appending(path: "stuck.txt")
+        await #expect(throws: UbiquityError.self) {
+            try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
+        }
+        #expect(text(at: local) == "stuck")
+        #expect(!FileManager.default.fileExists(atPath: inCloud.path), "the item is in one place: where it was")
+    }
+
     @Test("a destination file system that fills up: moveFailed with ENOSPC, the item stays, no partial copy")
     func destinationFull() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "64k")

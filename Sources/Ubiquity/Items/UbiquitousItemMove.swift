@@ -44,7 +44,10 @@ extension UbiquityAccount {
     ///   `.destinationNotInContainer` / `.destinationInContainer` for a destination on the wrong
     ///   side; `.destinationExists` when something already has that name (nothing is replaced);
     ///   `.coordinationFailed` when the coordination was refused or cancelled; `.moveFailed` with
-    ///   the errno of a rename or copy that failed. After any error the item is where it was.
+    ///   the errno of a rename or copy that failed. After any error the item is where it was —
+    ///   except a folder moved across file systems whose original could not be removed entirely
+    ///   after the copy: then `.moveFailed` names the removal's errno, the whole copy is at
+    ///   `destinationURL` and what could not be removed is left at `url`.
     public func setUbiquitous(_ flag: Bool, itemAt url: URL, destinationURL: URL) throws(UbiquityError) {
         do {
             try moveItem(ubiquitous: flag, itemAt: url, destinationURL: destinationURL)
@@ -165,6 +168,13 @@ extension UbiquityAccount {
         do {
             try FileManager.default.removeItem(atPath: from)
         } catch {
+            // A file (or link) that cannot be removed — a read-only or immutable original — is still
+            // whole where it was: take the copy back, so the item is in one place. A folder may have
+            // lost part of its contents already, so its copy, the one whole item, stays.
+            var info = stat()
+            if PathBytes.withCString(from, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT != S_IFDIR {
+                try? FileManager.default.removeItem(atPath: to)
+            }
             throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
         }
     }
