@@ -153,14 +153,14 @@ extension UbiquityAccount {
     /// item that took the destination's name meanwhile is never replaced nor removed.
     private static func copyThenRemove(_ from: String, _ to: String) throws(UbiquitousMoveFailure) {
         // `renameat2` answers EXDEV before it looks at the destination, so nothing checked it yet.
-        guard !itemExists(PathBytes.fileURL(to)) else { throw .ubiquity(.destinationExists(path: to)) }
+        guard !itemExists(PathBytes.fileURL(to)) else { throw .ubiquity(.destinationExists(path: PathBytes.display(to))) }
         do {
             try FileManager.default.copyItem(atPath: from, toPath: to)
         } catch {
             let code = posixCode(of: error)
             // EEXIST: the name was taken after the check — by someone else's item, which stays.
             if code == EEXIST || (error as? CocoaError)?.code == .fileWriteFileExists {
-                throw .ubiquity(.destinationExists(path: to))
+                throw .ubiquity(.destinationExists(path: PathBytes.display(to)))
             }
             try? FileManager.default.removeItem(atPath: to)
             throw .ubiquity(.moveFailed(source: from, destination: to, errno: code))
