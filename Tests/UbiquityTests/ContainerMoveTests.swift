@@ -84,9 +84,10 @@ struct ContainerMoveTests {
         #expect(text(at: inCloud) == "cloud")
     }
 
-    @Test("the clash check is the rename's own: a destination that appears after the check is not replaced")
-    func clashInsideTheCoordinatedWrite() throws {
-        let cloud = try ScratchCloud()
+    @Test("the clash check is the rename's own: a destination that appears after the check is neither replaced nor removed — across file systems (tmpfs) too",
+          arguments: [nil, "1m"] as [String?])
+    func clashInsideTheCoordinatedWrite(tmpfsSize: String?) throws {
+        let cloud = try ScratchCloud(tmpfsSize: tmpfsSize)
         defer { cloud.remove() }
         let local = try cloud.localFile("late.txt", "local")
         let destination = try cloud.documents().appending(path: "late.txt")
@@ -231,20 +232,6 @@ struct CrossFileSystemMoveTests {
         try await cloud.account.setUbiquitous(false, itemAt: folder, destinationURL: localFolder)
         #expect(text(at: localFolder.appending(path: "a/b/c.txt")) == "deep")
         #expect(!FileManager.default.fileExists(atPath: folder.path))
-    }
-
-    @Test("across file systems too, a destination that appears after the check is neither replaced nor removed")
-    func clashAcrossFileSystemsInsideTheCoordinatedWrite() throws {
-        let cloud = try ScratchCloud(tmpfsSize: "1m")
-        defer { cloud.remove() }
-        let local = try cloud.localFile("late.txt", "local")
-        let destination = try cloud.documents().appending(path: "late.txt")
-        try Data("arrived meanwhile".utf8).write(to: destination)
-        #expect(throws: UbiquitousMoveFailure.self) {
-            try UbiquityAccount.performMove(from: local, to: destination, coordinator: Coordinator())
-        }
-        #expect(text(at: destination) == "arrived meanwhile")
-        #expect(text(at: local) == "local")
     }
 
     @Test("a file whose original cannot be removed after the copy (immutable): moveFailed, and the copy is taken back",
