@@ -190,6 +190,11 @@ struct KeyValueStoreValueTests {
         let next = clock.next()
         #expect(next > first + 3_600_000_000_000)
         #expect(clock.next() > next)
+        // A stamp at the end of time (a damaged file, a clock set centuries ahead): the clock stays
+        // there rather than wrap around to the wall clock.
+        clock.observe(.max)
+        #expect(clock.next() == .max)
+        #expect(clock.next() == .max)
     }
 
     @Test("device identifiers: the environment wins; otherwise one is made once and kept in the state folder")
