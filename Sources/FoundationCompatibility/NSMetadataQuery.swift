@@ -78,7 +78,8 @@ open class NSMetadataQuery: NSObject, @unchecked Sendable {
         set { locked { _sortDescriptors = newValue } }
     }
     /// `NSMetadataQueryUbiquitousDocumentsScope`, `NSMetadataQueryUbiquitousDataScope`, and folder
-    /// `URL`s or paths. Empty: both ubiquitous scopes.
+    /// file `URL`s or absolute paths (any other URL makes `start()` return false). Empty: both
+    /// ubiquitous scopes.
     open var searchScopes: [Any] {
         get { locked { _searchScopes } }
         set { locked { _searchScopes = newValue } }
@@ -217,8 +218,15 @@ open class NSMetadataQuery: NSObject, @unchecked Sendable {
     private static func scopes(from objects: [Any]) throws(MetadataQueryStartError) -> [MetadataQueryScope] {
         if objects.isEmpty { return [.ubiquitousDocuments, .ubiquitousData] }
         return try objects.map { object throws(MetadataQueryStartError) -> MetadataQueryScope in
-            if let url = object as? URL { return .folder(url) }
-            if let url = object as? NSURL, let path = url.path { return .folder(URL(fileURLWithPath: path)) }
+            // Only file URLs: the path of another URL ("https://host/" is "/") is not a folder to search.
+            if let url = object as? URL {
+                guard url.isFileURL else { throw .unsupportedScope(url.absoluteString) }
+                return .folder(url)
+            }
+            if let url = object as? NSURL {
+                guard url.isFileURL, let path = url.path else { throw .unsupportedScope(url.absoluteString) }
+                return .folder(URL(fileURLWithPath: path))
+            }
             let text = (object as? String) ?? (object as? NSString).map { String(describing: $0) }
             switch text {
             case NSMetadataQueryUbiquitousDocumentsScope: return .ubiquitousDocuments

@@ -84,9 +84,10 @@ struct ContainerMoveTests {
         #expect(text(at: inCloud) == "cloud")
     }
 
-    @Test("the clash check is the rename's own: a destination that appears after the check is not replaced")
-    func clashInsideTheCoordinatedWrite() throws {
-        let cloud = try ScratchCloud()
+    @Test("the clash check is the rename's own: a destination that appears after the check is neither replaced nor removed — across file systems (tmpfs) too",
+          arguments: [nil, "1m"] as [String?])
+    func clashInsideTheCoordinatedWrite(tmpfsSize: String?) throws {
+        let cloud = try ScratchCloud(tmpfsSize: tmpfsSize)
         defer { cloud.remove() }
         let local = try cloud.localFile("late.txt", "local")
         let destination = try cloud.documents().appending(path: "late.txt")
@@ -231,6 +232,23 @@ struct CrossFileSystemMoveTests {
         try await cloud.account.setUbiquitous(false, itemAt: folder, destinationURL: localFolder)
         #expect(text(at: localFolder.appending(path: "a/b/c.txt")) == "deep")
         #expect(!FileManager.default.fileExists(atPath: folder.path))
+    }
+
+    @Test("a file whose original cannot be removed after the copy (immutable): moveFailed, and the copy is taken back",
+          .enabled(if: geteuid() == 0, "needs root for chattr +i"))
+    func originalCannotBeRemoved() async throws {
+        let cloud = try ScratchCloud(tmpfsSize: "1m")
+        defer { cloud.remove() }
+        let local = try cloud.localFile("stuck.txt", "stuck")
+        let chattr = URL(fileURLWithPath: "/usr/bin/chattr")
+        try #require(try ToolProcess.run(chattr, ["+i", local.path]).status == 0, "chattr +i is needed")
+        defer { _ = try? ToolProcess.run(chattr, ["-i", local.path]) }
+        let inCloud = try cloud.documents().appending(path: "stuck.txt")
+        await #expect(throws: UbiquityError.self) {
+            try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
+        }
+        #expect(text(at: local) == "stuck")
+        #expect(!FileManager.default.fileExists(atPath: inCloud.path), "the item is in one place: where it was")
     }
 
     @Test("a destination file system that fills up: moveFailed with ENOSPC, the item stays, no partial copy")

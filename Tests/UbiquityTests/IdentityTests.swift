@@ -28,6 +28,34 @@ struct IdentityTests {
         func wait() -> Bool { arrived.wait(timeout: .now() + 30) == .success }
     }
 
+    @Test("a configuration file that is a symbolic link (dotfiles): editing the file it points to posts the notification")
+    func symbolicLinkConfiguration() async throws {
+        let base = URL(fileURLWithPath: "/tmp/ubiquity-identity-link-\(UUID().uuidString)", isDirectory: true)
+        let dotfiles = base.appending(path: "dotfiles"), config = base.appending(path: "config")
+        try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: base) }
+        let target = dotfiles.appending(path: "ubiquity.conf"), file = config.appending(path: "ubiquity.conf")
+        try "root = /srv/one\ncontainer = a\n".write(to: target, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: target)
+        let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
+        let first = account.identityToken
+        #expect(first != nil)
+        let counter = Counter()
+        let observer = NotificationCenter.default.addObserver(forName: UbiquityAccount.identityDidChangeNotification, object: account, queue: nil) { _ in
+            counter.count.withLock { $0 += 1 }
+            counter.arrived.signal()
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let observation = account.beginObservingIdentityChanges()
+        defer { observation.cancel() }
+        try await onOwnThread {
+            try "root = /srv/two\ncontainer = a\n".write(to: target, atomically: true, encoding: .utf8)
+            #expect(counter.wait())
+            #expect(account.identityToken != first && account.identityToken != nil)
+        }
+    }
+
     @Test("creating, editing and removing the configuration file post the notification (an edit that changes nothing does not); the folder may not exist at first")
     func notification() async throws {
         let base = URL(fileURLWithPath: "/tmp/ubiquity-identity-\(UUID().uuidString)", isDirectory: true)

@@ -27,6 +27,39 @@ struct KeyValueStoreFailureTests {
         #expect(store.string(forKey: "k") == "newer")
     }
 
+    @Test("a huge file of another device (1 TB, sparse) is skipped without being read into memory; the other devices' keys load")
+    func hugeFileIsSkipped() throws {
+        let folder = try temporaryKeyValueFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = KeyValueStore(folder: folder, deviceIdentifier: "device-3")
+        try other.set(.string("kept"), forKey: "k")
+        try other.synchronize()
+        let huge = folder.appending(path: "device-2.json").path
+        let descriptor = open(huge, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+        #expect(descriptor >= 0)
+        #expect(ftruncate(descriptor, 1 << 40) == 0)
+        close(descriptor)
+        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
+        try store.synchronize()
+        #expect(store.string(forKey: "k") == "kept")
+        #expect(store.disk.withLock { $0.skippedFiles["device-2.json"] } != nil)
+    }
+
+    @Test("the store folder deleted and made again: an observer keeps hearing another device's changes")
+    func folderDeletedAndMadeAgain() throws {
+        let folder = try temporaryKeyValueFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
+        let recorder = ChangeRecorder(store)
+        try FileManager.default.removeItem(at: folder)
+        let other = KeyValueStore(folder: folder, deviceIdentifier: "device-2")   // makes the folder again
+        try other.set(.string("after"), forKey: "k")
+        try other.synchronize()
+        let changes = recorder.wait { $0.contains { $0.changedKeys.contains("k") } }
+        #expect(changes.contains { $0.changedKeys.contains("k") }, "\(changes)")
+        #expect(store.string(forKey: "k") == "after")
+    }
+
     @Test("a damaged file of another device is skipped; this device's damaged file is left alone and synchronize throws, keeping the changes")
     func damagedFiles() throws {
         let folder = try temporaryKeyValueFolder()

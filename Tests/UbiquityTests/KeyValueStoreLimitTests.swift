@@ -43,6 +43,34 @@ struct KeyValueStoreLimitTests {
         #expect(KeyValueStore(folder: folder, deviceIdentifier: "device-b").dictionaryRepresentation == ["more": .bool(true)])
     }
 
+    @Test("arrays and dictionaries nested deeper than the files can be read back are refused; the deepest allowed round-trips")
+    func nestingDepth() throws {
+        let folder = try temporaryKeyValueFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
+        let recorder = ChangeRecorder(store)
+        func nested(_ depth: Int) -> KeyValueStoreValue {
+            (0..<depth).reduce(KeyValueStoreValue.integer(1)) { inner, level in level % 2 == 0 ? .array([inner]) : .dictionary(["k": inner]) }
+        }
+        let deepest = KeyValueStoreLimits.maximumNestingDepth
+        try store.set(.string("kept"), forKey: "other")
+        try store.set(nested(deepest), forKey: "deep")
+        #expect(throws: KeyValueStoreError.quotaViolation(key: "deeper", limit: .nestingDepth(deepest + 1))) {
+            try store.set(nested(deepest + 1), forKey: "deeper")
+        }
+        #expect(throws: KeyValueStoreError.quotaViolation(key: "much deeper", limit: .nestingDepth(1_000))) {
+            try store.set(nested(1_000), forKey: "much deeper")
+        }
+        try store.synchronize()
+        recorder.wait { $0.count >= 2 }
+        #expect(recorder.keys(.quotaViolationChange) == ["deeper", "much deeper"])
+        let reader = KeyValueStore(folder: folder, deviceIdentifier: "device-b")
+        #expect(reader.value(forKey: "other") == .string("kept"))
+        let readBack = reader.value(forKey: "deep") == nested(deepest)
+        #expect(readBack, "the deepest allowed value reads back")
+        #expect(reader.value(forKey: "deeper") == nil)
+    }
+
     @Test("1,024 keys fit, the 1,025th is refused, and replacing one of the 1,024 still works")
     func keyCount() throws {
         let folder = try temporaryKeyValueFolder()

@@ -72,6 +72,30 @@ struct KeyValueStoreValueTests {
         }
     }
 
+    @Test("a date that is not finite (NaN, ±infinity) is written so that the device file stays readable, and reads back")
+    func nonFiniteDates() throws {
+        let folder = try temporaryKeyValueFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
+        try store.set(.string("kept"), forKey: "other")
+        try store.set(.date(Date(timeIntervalSince1970: .infinity)), forKey: "future")
+        try store.set(.date(Date(timeIntervalSince1970: -.infinity)), forKey: "past")
+        try store.set(.array([.date(Date(timeIntervalSince1970: .nan))]), forKey: "nan")
+        try store.synchronize()
+        let reader = KeyValueStore(folder: folder, deviceIdentifier: "device-b")
+        #expect(reader.value(forKey: "other") == .string("kept"))
+        #expect(reader.value(forKey: "future") == .date(Date(timeIntervalSince1970: .infinity)))
+        #expect(reader.value(forKey: "past") == .date(Date(timeIntervalSince1970: -.infinity)))
+        guard case .array(let elements)? = reader.value(forKey: "nan"), case .date(let date)? = elements.first else {
+            Issue.record("the NaN date did not read back"); return
+        }
+        #expect(date.timeIntervalSince1970.isNaN)
+        // The same process, started again, can still write its own file.
+        let again = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
+        try again.set(.integer(1), forKey: "later")
+        try again.synchronize()
+    }
+
     @Test("Apple's setters and typed getters, with Apple's conversions")
     func appleShapedAPI() throws {
         let folder = try temporaryKeyValueFolder()
@@ -166,6 +190,11 @@ struct KeyValueStoreValueTests {
         let next = clock.next()
         #expect(next > first + 3_600_000_000_000)
         #expect(clock.next() > next)
+        // A stamp at the end of time (a damaged file, a clock set centuries ahead): the clock stays
+        // there rather than wrap around to the wall clock.
+        clock.observe(.max)
+        #expect(clock.next() == .max)
+        #expect(clock.next() == .max)
     }
 
     @Test("device identifiers: the environment wins; otherwise one is made once and kept in the state folder")

@@ -41,6 +41,33 @@ import Testing
         #expect(try accepts("%K > 5 AND %K <= %d", "kMDItemFSSize", "kMDItemFSSize", 10, name: "a"))
     }
 
+    @Test("the ubiquitous attributes the format accepts are compared with the item's values, not always false")
+    func ubiquitousAttributes() throws {
+        var ubiquitous = item("a.txt")
+        ubiquitous.flags.insert(.ubiquitous)
+        let current = try MetadataItemPredicate(format: "%K == %@", argumentArray: [
+            "NSMetadataUbiquitousItemDownloadingStatusKey", "NSURLUbiquitousItemDownloadingStatusCurrent"])
+        #expect(current.evaluate(ubiquitous))
+        #expect(!current.evaluate(item("a.txt")))      // not in a container: no status
+        let notDownloaded = try MetadataItemPredicate(format: "%K != %@", argumentArray: [
+            "NSMetadataUbiquitousItemDownloadingStatusKey", "NSURLUbiquitousItemDownloadingStatusNotDownloaded"])
+        #expect(notDownloaded.evaluate(ubiquitous))
+        let whole = try MetadataItemPredicate(format: "%K >= 100", argumentArray: ["NSMetadataUbiquitousItemPercentDownloadedKey"])
+        #expect(whole.evaluate(ubiquitous) == (ubiquitous.ubiquitousStatus.percentDownloaded.map { $0 >= 100 } ?? false))
+    }
+
+    @Test("a Boolean attribute compared with an integer argument of any width: non-zero is true, never a trap")
+    func flagWithWideIntegerArguments() throws {
+        var ubiquitous = item("a.txt")
+        ubiquitous.flags.insert(.ubiquitous)
+        for argument in [UInt64.max, UInt64(1) << 63, UInt(Int.max) + 1] as [any BinaryInteger] {
+            let predicate = try MetadataItemPredicate(format: "%K == %d", argumentArray: ["NSMetadataItemIsUbiquitousKey", argument])
+            #expect(predicate.evaluate(ubiquitous), "\(argument)")
+        }
+        let zero = try MetadataItemPredicate(format: "%K == %d", argumentArray: ["NSMetadataItemIsUbiquitousKey", UInt64(0)])
+        #expect(!zero.evaluate(ubiquitous))
+    }
+
     @Test func badFormatsAreErrorsNotCrashes() {
         let bad: [(String, [Any])] = [
             ("%K LIKE", ["kMDItemFSName"]),

@@ -163,6 +163,75 @@ import Testing
         query.stop()
     }
 
+    @Test("updates held while disabled and released by enableUpdates come before those queued meanwhile: in order, results the latest")
+    func heldUpdatesKeepTheirOrder() throws {
+        let folder = try ScratchFolder("held-order")
+        defer { folder.remove() }
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.folder(folder.url)])
+        // Two updates queued while the handler's queue is suspended, with an enableUpdates()
+        // between them; updates disabled before the queue resumes: the first is held, released
+        // by the enableUpdates() while the second is still queued.
+        recorder.queue.isSuspended = true
+        try folder.write("a", at: "a.txt")
+        settle(query)
+        recorder.queue.addOperation { query.enableUpdates() }
+        try folder.write("b", at: "b.txt")
+        settle(query)
+        query.disableUpdates()
+        recorder.queue.isSuspended = false
+        #expect(recorder.waitForUpdates { Set($0.added.map(\.name)) == ["a.txt", "b.txt"] })
+        recorder.drain()
+        #expect(recorder.updates.map { $0.added.map(\.name) } == [["a.txt"], ["b.txt"]])
+        #expect(Set(query.results.map(\.name)) == ["a.txt", "b.txt"])
+        query.stop()
+    }
+
+    @Test("two names that differ only in Unicode normalization (é composed and decomposed) are two results, gathered and live")
+    func namesDifferingOnlyInNormalization() throws {
+        let folder = try ScratchFolder("normalization")
+        defer { folder.remove() }
+        let composed = "caf\u{E9}.txt", decomposed = "cafe\u{301}.txt"
+        func create(_ name: String) {
+            let descriptor = (folder.path + "/" + name).withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644) }
+            if descriptor >= 0 { close(descriptor) }
+        }
+        func names(_ items: [MetadataItem]) -> [[UInt8]] { items.map { Array($0.name.utf8) }.sorted { $0.lexicographicallyPrecedes($1) } }
+        let both = [Array(composed.utf8), Array(decomposed.utf8)].sorted { $0.lexicographicallyPrecedes($1) }
+
+        // Live: each appears as an addition of its own.
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.folder(folder.url)])
+        create(composed)
+        #expect(recorder.waitForUpdates { $0.added.count == 1 })
+        create(decomposed)
+        settle(query)
+        recorder.drain()
+        #expect(names(recorder.merged.added) == both)
+        #expect(recorder.merged.changed.isEmpty)
+        #expect(names(query.results) == both)
+        _ = (folder.path + "/" + composed).withCString { unlink($0) }
+        settle(query)
+        recorder.drain()
+        #expect(names(recorder.merged.removed) == [Array(composed.utf8)])
+        #expect(names(query.results) == [Array(decomposed.utf8)])
+        query.stop()
+
+        // Gathered: both found; removing each reports that one.
+        create(composed)
+        let gathering = QueryRecorder()
+        let second = try gathering.startQuery([.folder(folder.url)])
+        #expect(names(second.results) == both)
+        for name in [composed, decomposed] {
+            _ = (folder.path + "/" + name).withCString { unlink($0) }
+            settle(second)
+            gathering.drain()
+            #expect(names(gathering.updates.last?.removed ?? []) == [Array(name.utf8)])
+        }
+        #expect(second.results.isEmpty)
+        second.stop()
+    }
+
     @Test("sort keys order the results and the updates; predicates filter live changes")
     func sortingAndPredicate() throws {
         let folder = try ScratchFolder("sort")
@@ -204,6 +273,21 @@ import Testing
             query.stop()
         }
         #expect(container.documentsURL.lastPathComponent == "Documents")
+    }
+
+    @Test("a huge or infinite notificationBatchingInterval is accepted without a trap: the changes wait")
+    func hugeBatchingInterval() throws {
+        let folder = try ScratchFolder("huge-batching")
+        defer { folder.remove() }
+        for interval in [TimeInterval.infinity, 1e12, TimeInterval.greatestFiniteMagnitude] {
+            let recorder = QueryRecorder()
+            let query = try recorder.startQuery([.folder(folder.url)], batching: interval)
+            try folder.write("x", at: "\(recorder.all.count)-\(interval).txt")
+            settle(query)
+            recorder.drain()
+            #expect(recorder.updates.isEmpty, "\(interval)")
+            query.stop()
+        }
     }
 
     @Test("notificationBatchingInterval collects changes made together into one update; stop ends the updates")

@@ -116,6 +116,13 @@ import Testing
         query.sortDescriptors = []
         query.searchScopes = ["NoSuchScope"]
         #expect(!query.start())
+        // A URL that is not a file URL is refused, not searched as its path ("/": the whole disk).
+        for scope in [URL(string: "https://example.com/")!, URL(string: "https://example.com/tmp")!] {
+            query.searchScopes = [scope]
+            let started = query.start()
+            query.stop()
+            #expect(!started, "\(scope)")
+        }
     }
 
     @Test("a block predicate gets NSMetadataItems; NSMetadataItem(url:) reads one file")

@@ -28,6 +28,47 @@ struct ResourceValuesTests {
         #expect(values[.nameKey] == nil, "other keys are resourceValues(forKeys:)'s")
     }
 
+    @Test("a metadata query's item answers the ubiquitous attributes as the provider's status does (providers none and external)",
+          arguments: [UbiquityProviderKind.none, .externalSyncTool])
+    func metadataItemAgreesWithTheProvider(provider: UbiquityProviderKind) throws {
+        let cloud = try ScratchCloud(provider: provider)
+        defer { cloud.remove() }
+        let url = try cloud.documents().appending(path: "a.txt")
+        try Data("a".utf8).write(to: url)
+        let status = cloud.account.status(ofItemAt: url)
+        let item = try #require(MetadataItem.examine(url, account: cloud.account))
+        #expect(item.value(of: .downloadingStatus) as? String == status.downloadingStatus.rawValue)
+        #expect(item.value(of: .isDownloading) as? Bool == status.isDownloading)
+        #expect(item.value(of: .isUploaded) as? Bool == status.isUploaded)
+        #expect(item.value(of: .isUploading) as? Bool == status.isUploading)
+        #expect(item.value(of: .percentDownloaded) as? Double == status.percentDownloaded)
+        #expect(item.value(of: .percentUploaded) as? Double == status.percentUploaded)
+        #expect(item.value(of: .hasUnresolvedConflicts) as? Bool == status.hasUnresolvedConflicts)
+    }
+
+    @Test("with the root reached through a symbolic link, a query's result URLs are still items of their container")
+    func resultsUnderASymlinkedRoot() throws {
+        let cloud = try ScratchCloud()
+        defer { cloud.remove() }
+        let link = cloud.folder.appending(path: "linked-cloud", directoryHint: .isDirectory)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: cloud.root.path)
+        let account = UbiquityAccount(configuration: UbiquityConfiguration(
+            root: link, containerIdentifiers: ["com.example.notes"], provider: UbiquityProviderKind.none))
+        let url = try account.container().documentsURL.appending(path: "a.txt")
+        try Data("a".utf8).write(to: url)
+        let recorder = QueryRecorder()
+        let query = try recorder.startQuery([.ubiquitousDocuments], account: account)
+        defer { query.stop() }
+        let result = try #require(query.results.first)
+        #expect(result.isUbiquitous)
+        #expect(account.containerOfItem(at: result.url)?.identifier == "com.example.notes")
+        #expect(account.isUbiquitousItem(at: result.url))
+        #expect(account.status(ofItemAt: result.url).isUbiquitous)
+        let local = cloud.local.appending(path: "a.txt")
+        try account.setUbiquitous(false, itemAt: result.url, destinationURL: local)
+        #expect(text(at: local) == "a")
+    }
+
     @Test("outside containers only isUbiquitousItem (false) comes back; a missing item throws")
     func outsideAndMissing() throws {
         let cloud = try ScratchCloud()

@@ -37,6 +37,17 @@ import Testing
         #expect(signedOut.root == nil)
     }
 
+    @Test("a file with CRLF line ends (written on Windows) reads as the same lines, and errors name the right line")
+    func crlfLineEnds() throws {
+        let parsed = try UbiquityConfiguration.parse("root = /srv/cloud\r\ncontainer = com.example.notes\r\nprovider = none\r\n", path: "crlf.conf")
+        #expect(parsed.root?.path == "/srv/cloud")
+        #expect(parsed.containerIdentifiers == ["com.example.notes"])
+        #expect(parsed.provider == UbiquityProviderKind.none)
+        #expect(throws: UbiquityError.configurationInvalid(path: "crlf.conf", line: 2, reason: "expected `key = value`")) {
+            try UbiquityConfiguration.parse("root = /srv/cloud\r\nnonsense\r\n", path: "crlf.conf")
+        }
+    }
+
     @Test func badLinesNameFileAndLine() {
         #expect(throws: UbiquityError.configurationInvalid(path: "f", line: 2, reason: "the root must be an absolute path, not `relative`")) {
             try UbiquityConfiguration.parse("container = a\nroot = relative\n", path: "f")

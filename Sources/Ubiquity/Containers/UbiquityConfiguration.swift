@@ -85,7 +85,8 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     /// Parses the text of a configuration file; `path` only names it in errors.
     public static func parse(_ text: String, path: String) throws(UbiquityError) -> UbiquityConfiguration {
         var configuration = UbiquityConfiguration(root: nil)
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `\.isNewline`, not "\n": a CRLF line end is one Character, which "\n" does not match.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
             let invalid = { (reason: String) in UbiquityError.configurationInvalid(path: path, line: index + 1, reason: reason) }

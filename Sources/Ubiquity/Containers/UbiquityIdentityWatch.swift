@@ -23,7 +23,8 @@ extension UbiquityAccount {
     /// Starts watching the configuration for ``identityDidChangeNotification`` and keeps watching
     /// until the returned observation is cancelled or released (several observations share one
     /// watcher). Watching is one `inotify` watch on the configuration file's folder — on the
-    /// nearest existing folder above it while that folder does not exist — read on the
+    /// nearest existing folder above it while that folder does not exist; when the file is a
+    /// symbolic link, one more on the folder of the file it points to — read on the
     /// `Ubiquity.identity` queue. An account made with a fixed configuration never changes and
     /// never posts. If `inotify` is unavailable (the per-user watch limit reached), nothing is
     /// posted; ``identityToken`` stays right.
@@ -63,6 +64,10 @@ final class IdentityWatchState: Sendable {
         var descriptor: Int32 = -1
         var watch: Int32 = -1
         var watchedFolder: String?
+        /// When the configuration file is a symbolic link: the watch on the folder of the file it
+        /// points to (dotfiles kept elsewhere), and that folder.
+        var targetWatch: Int32 = -1
+        var watchedTargetFolder: String?
         /// Only touched under the lock.
         var source: (any DispatchSourceRead)?
         var last: Result<UbiquityConfiguration, UbiquityError>?
@@ -75,7 +80,7 @@ final class IdentityWatchState: Sendable {
             state.withLock { $0.observers += 1 }
             return
         }
-        let folder = UbiquityConfiguration.configurationFileURL(environment: environment).deletingLastPathComponent().path
+        let file = UbiquityConfiguration.configurationFileURL(environment: environment).path
         state.withLock { state in
             state.observers += 1
             guard state.observers == 1 else { return }
@@ -83,13 +88,13 @@ final class IdentityWatchState: Sendable {
             let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
             guard descriptor >= 0 else { return }
             state.descriptor = descriptor
-            Self.arm(&state, folder: folder)
+            Self.arm(&state, file: file)
             let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
             source.setEventHandler { [weak account, weak self] in
                 guard let self else { return }
                 Self.drain(descriptor)
                 guard let account else { return }
-                self.configurationMayHaveChanged(account: account, folder: folder)
+                self.configurationMayHaveChanged(account: account, file: file)
             }
             source.setCancelHandler { _ = Glibc.close(descriptor) }
             state.source = source
@@ -109,10 +114,10 @@ final class IdentityWatchState: Sendable {
     /// On the queue: moves the watch if the folder appeared or went, then re-reads the
     /// configuration (after the move, so a file written before the new watch existed is seen) and
     /// posts when it differs from the last one.
-    private func configurationMayHaveChanged(account: UbiquityAccount, folder: String) {
+    private func configurationMayHaveChanged(account: UbiquityAccount, file: String) {
         let watching = state.withLock { state -> Bool in
             guard state.source != nil else { return false }
-            Self.arm(&state, folder: folder)
+            Self.arm(&state, file: file)
             return true
         }
         guard watching else { return }
@@ -127,9 +132,21 @@ final class IdentityWatchState: Sendable {
         }
     }
 
-    /// Watches `folder`, or the nearest existing folder above it, moving the watch when that
-    /// changes (the folder was created or removed).
-    private static func arm(_ state: inout State, folder: String) {
+    /// Watches the folder of the configuration file `file`, or the nearest existing folder above
+    /// it, moving the watch when that changes (the folder was created or removed) — and, when `file`
+    /// is a symbolic link, the folder of the file it points to as well.
+    private static func arm(_ state: inout State, file: String) {
+        let folder = (file as NSString).deletingLastPathComponent
+        var resolvedFolder: String?
+        if case .success(let resolved) = PathBytes.realPath(file) {
+            let parent = (resolved as NSString).deletingLastPathComponent
+            if parent != (try? PathBytes.realPath(folder).get()) { resolvedFolder = parent }
+        }
+        if resolvedFolder != state.watchedTargetFolder {
+            if state.targetWatch >= 0 { inotify_rm_watch(state.descriptor, state.targetWatch) }
+            state.targetWatch = resolvedFolder.map { path in PathBytes.withCString(path) { inotify_add_watch(state.descriptor, $0, watchMask) } } ?? -1
+            state.watchedTargetFolder = state.targetWatch >= 0 ? resolvedFolder : nil
+        }
         var target = folder
         while !target.isEmpty, target != "/", !isDirectory(target) {
             target = (target as NSString).deletingLastPathComponent
@@ -137,10 +154,12 @@ final class IdentityWatchState: Sendable {
         if target.isEmpty { target = "/" }
         guard target != state.watchedFolder else { return }
         if state.watch >= 0 { inotify_rm_watch(state.descriptor, state.watch) }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
-        state.watch = PathBytes.withCString(target) { inotify_add_watch(state.descriptor, $0, mask) }
+        state.watch = PathBytes.withCString(target) { inotify_add_watch(state.descriptor, $0, watchMask) }
         state.watchedFolder = state.watch >= 0 ? target : nil
     }
+
+    private static let watchMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB
+                                          | IN_DELETE_SELF | IN_MOVE_SELF)
 
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()

@@ -44,7 +44,10 @@ extension UbiquityAccount {
     ///   `.destinationNotInContainer` / `.destinationInContainer` for a destination on the wrong
     ///   side; `.destinationExists` when something already has that name (nothing is replaced);
     ///   `.coordinationFailed` when the coordination was refused or cancelled; `.moveFailed` with
-    ///   the errno of a rename or copy that failed. After any error the item is where it was.
+    ///   the errno of a rename or copy that failed. After any error the item is where it was —
+    ///   except a folder moved across file systems whose original could not be removed entirely
+    ///   after the copy: then `.moveFailed` names the removal's errno, the whole copy is at
+    ///   `destinationURL` and what could not be removed is left at `url`.
     public func setUbiquitous(_ flag: Bool, itemAt url: URL, destinationURL: URL) throws(UbiquityError) {
         do {
             try moveItem(ubiquitous: flag, itemAt: url, destinationURL: destinationURL)
@@ -109,7 +112,8 @@ extension UbiquityAccount {
             guard containerOfItem(at: destination) != nil else { throw .ubiquity(.destinationNotInContainer(path: destination.path)) }
         } else {
             guard containerOfItem(at: source) != nil else { throw .ubiquity(.itemNotInContainer(path: source.path)) }
-            guard !UbiquityContainer.path(destination.path, isInside: root.standardizedFileURL.path) else {
+            guard !UbiquityContainer.path(destination.path, isInside: root.standardizedFileURL.path),
+                  containerOfItem(at: destination) == nil else {
                 throw .ubiquity(.destinationInContainer(path: destination.path))
             }
         }
@@ -145,17 +149,32 @@ extension UbiquityAccount {
     }
 
     /// A move across file systems: copy (the destination name is checked free just before, under
-    /// the coordinated write), then remove the original; a failed copy leaves nothing behind.
+    /// the coordinated write), then remove the original; a failed copy leaves nothing behind. An
+    /// item that took the destination's name meanwhile is never replaced nor removed.
     private static func copyThenRemove(_ from: String, _ to: String) throws(UbiquitousMoveFailure) {
+        // `renameat2` answers EXDEV before it looks at the destination, so nothing checked it yet.
+        guard !itemExists(PathBytes.fileURL(to)) else { throw .ubiquity(.destinationExists(path: PathBytes.display(to))) }
         do {
             try FileManager.default.copyItem(atPath: from, toPath: to)
         } catch {
+            let code = posixCode(of: error)
+            // EEXIST: the name was taken after the check — by someone else's item, which stays.
+            if code == EEXIST || (error as? CocoaError)?.code == .fileWriteFileExists {
+                throw .ubiquity(.destinationExists(path: PathBytes.display(to)))
+            }
             try? FileManager.default.removeItem(atPath: to)
-            throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
+            throw .ubiquity(.moveFailed(source: from, destination: to, errno: code))
         }
         do {
             try FileManager.default.removeItem(atPath: from)
         } catch {
+            // A file (or link) that cannot be removed — a read-only or immutable original — is still
+            // whole where it was: take the copy back, so the item is in one place. A folder may have
+            // lost part of its contents already, so its copy, the one whole item, stays.
+            var info = stat()
+            if PathBytes.withCString(from, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT != S_IFDIR {
+                try? FileManager.default.removeItem(atPath: to)
+            }
             throw .ubiquity(.moveFailed(source: from, destination: to, errno: posixCode(of: error)))
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// What is known of one item's place in the cloud: Apple's `URLResourceValues` ubiquitous-item
 /// keys (`ubiquitousItemDownloadingStatus`, `ubiquitousItemIsUploaded`, …), which
@@ -47,15 +48,25 @@ public struct UbiquitousItemStatus: Sendable, Hashable {
 
 extension UbiquityAccount {
     /// The container `url` is in, among the configured ones and any folder directly under the
-    /// root, or `nil` when it is in none (or signed out). Does not create folders.
+    /// root, or `nil` when it is in none (or signed out). A root reached through a symbolic link is
+    /// also recognised by its real path (a metadata query reports real paths). Does not create folders.
     public func containerOfItem(at url: URL) -> UbiquityContainer? {
         guard let configuration = try? configuration(), let root = configuration.root else { return nil }
         let path = url.standardizedFileURL.path
         let rootPath = root.standardizedFileURL.path
+        var identifier = Self.containerIdentifier(ofItemAt: path, underRoot: rootPath)
+        if identifier == nil, case .success(let realRoot) = PathBytes.realPath(PathBytes.path(of: root)), realRoot != rootPath {
+            identifier = Self.containerIdentifier(ofItemAt: path, underRoot: realRoot)
+        }
+        guard let identifier else { return nil }
+        return UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
+    }
+
+    /// The first component of `path` below `rootPath`, or nil when `path` is not strictly inside it.
+    private static func containerIdentifier(ofItemAt path: String, underRoot rootPath: String) -> String? {
         guard UbiquityContainer.path(path, isInside: rootPath), path.count > rootPath.count + 1 else { return nil }
         let relative = path.dropFirst(rootPath.hasSuffix("/") ? rootPath.count : rootPath.count + 1)
-        guard let identifier = relative.split(separator: "/").first.map(String.init) else { return nil }
-        return UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
+        return relative.split(separator: "/").first.map(String.init)
     }
 
     /// The status of the item at `url`. Outside every container (or signed out):

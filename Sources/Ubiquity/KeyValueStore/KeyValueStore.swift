@@ -214,6 +214,10 @@ public final class KeyValueStore: Sendable {
             notify([KeyValueStoreChange(reason: .quotaViolationChange, changedKeys: [key])])
             throw .keyTooLong(key: key, bytes: keyBytes)
         }
+        if let value, case let depth = KeyValueStoreLimits.nestingDepth(of: value), depth > KeyValueStoreLimits.maximumNestingDepth {
+            notify([KeyValueStoreChange(reason: .quotaViolationChange, changedKeys: [key])])
+            throw .quotaViolation(key: key, limit: .nestingDepth(depth))
+        }
         let device = deviceIdentifier ?? "local"
         let outcome: Result<Bool, KeyValueStoreError> = state.withLock { state in
             let old = state.merged[key]

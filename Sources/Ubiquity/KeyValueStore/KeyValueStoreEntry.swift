@@ -73,12 +73,14 @@ struct KeyValueStoreEntry: Sendable, Hashable {
 struct KeyValueStoreClock: Sendable {
     private(set) var latest: Int64 = 0
 
-    /// A new time, later than every time seen so far.
+    /// A new time, later than every time seen so far — or `Int64.max` again once a stamp there was
+    /// seen (a damaged file, a clock set past 2262): the clock saturates rather than wrap back.
     mutating func next() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let wall = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        latest = max(wall, latest &+ 1)
+        let (nanoseconds, overflow) = Int64(now.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        let (wall, overflowAgain) = nanoseconds.addingReportingOverflow(Int64(now.tv_nsec))
+        latest = max(overflow || overflowAgain ? .max : wall, latest == .max ? .max : latest + 1)
         return latest
     }
 

@@ -14,6 +14,10 @@ import SystemSupport
 struct KeyValueStoreFile: Sendable {
     /// The format this code writes; files of a later format are not read (nor overwritten).
     static let currentFormat = 1
+    /// The largest file read (64 MiB): far above what a store can hold (1 MB of values, written
+    /// at most six times larger as escaped JSON, plus keys and tombstones), so a larger file is
+    /// damaged and is refused before it is read into memory.
+    static let maximumFileSize = 64 << 20
 
     var format: Int = Self.currentFormat
     /// The device whose file this is (informative: the file name says it too).
@@ -42,7 +46,7 @@ struct KeyValueStoreFile: Sendable {
     /// Reads and decodes the file at `path`, or `nil` when there is none.
     ///
     /// - Throws: ``KeyValueStoreError/storeFileUnusable(path:reason:)`` when it cannot be read,
-    ///   is not a store file, or has a later format.
+    ///   is larger than ``maximumFileSize``, is not a store file, or has a later format.
     static func read(_ path: String) throws(KeyValueStoreError) -> Snapshot? {
         let descriptor = PathBytes.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
         if descriptor < 0 {
@@ -52,6 +56,9 @@ struct KeyValueStoreFile: Sendable {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .storeFileUnusable(path: path, reason: Errno.current.message) }
+        guard info.st_size <= maximumFileSize else {
+            throw .storeFileUnusable(path: path, reason: "it is \(info.st_size) bytes, more than a store file can be (\(maximumFileSize))")
+        }
         let data: Data
         do { data = try readToEnd(descriptor, sizeHint: Int(info.st_size)) } catch {
             throw .storeFileUnusable(path: path, reason: error.message)

@@ -39,19 +39,16 @@ struct KeyValueJSONWriter {
             string(text)
         case .integer(let number): raw("{\"integer\":\(number)")
         case .double(let number):
-            if number.isNaN {
-                raw("{\"double\":\"nan\"")
-            } else if number.isInfinite {
-                raw(number > 0 ? "{\"double\":\"inf\"" : "{\"double\":\"-inf\"")
-            } else {
-                raw("{\"double\":\(number)")
-            }
+            raw("{\"double\":")
+            floatingPoint(number)
         case .bool(let flag): raw(flag ? "{\"bool\":true" : "{\"bool\":false")
         case .data(let data):
             raw("{\"data\":\"")
             raw(data.base64EncodedString())
             raw("\"")
-        case .date(let date): raw("{\"date\":\(date.timeIntervalSince1970)")
+        case .date(let date):
+            raw("{\"date\":")
+            floatingPoint(date.timeIntervalSince1970)
         case .array(let elements):
             raw("{\"array\":[")
             for (index, element) in elements.enumerated() {
@@ -64,6 +61,18 @@ struct KeyValueJSONWriter {
             members(entries) { $0.value($1) }
         }
         raw("}")
+    }
+
+    /// A number, or `"nan"`, `"inf"`, `"-inf"` for the values JSON has no number for (a bare `nan`
+    /// would make the whole file unreadable).
+    private mutating func floatingPoint(_ number: Double) {
+        if number.isNaN {
+            raw("\"nan\"")
+        } else if number.isInfinite {
+            raw(number > 0 ? "\"inf\"" : "\"-inf\"")
+        } else {
+            raw("\(number)")
+        }
     }
 
     /// A JSON object of `dictionary`'s members, keys in byte order, each value written by `write`.
@@ -283,6 +292,19 @@ extension KeyValueJSON {
         throw Mismatch(reason: "expected a number")
     }
 
+    /// A number, or the text `"nan"`, `"inf"` or `"-inf"` (``KeyValueJSONWriter`` writes those).
+    func floatingPoint() throws(Mismatch) -> Double {
+        if case .string(let text) = self {
+            switch text {
+            case "nan": return .nan
+            case "inf": return .infinity
+            case "-inf": return -.infinity
+            default: throw Mismatch(reason: "not a number: \(text)")
+            }
+        }
+        return try double()
+    }
+
     func entry() throws(Mismatch) -> KeyValueStoreEntry {
         let members = try object()
         guard let time = members["time"], let device = members["device"] else { throw Mismatch(reason: "an entry needs time and device") }
@@ -300,23 +322,14 @@ extension KeyValueJSON {
         switch type {
         case "string": return .string(try content.text())
         case "integer": return .integer(try content.integer())
-        case "double":
-            if case .string(let text) = content {
-                switch text {
-                case "nan": return .double(.nan)
-                case "inf": return .double(.infinity)
-                case "-inf": return .double(-.infinity)
-                default: throw Mismatch(reason: "not a double: \(text)")
-                }
-            }
-            return .double(try content.double())
+        case "double": return .double(try content.floatingPoint())
         case "bool":
             guard case .bool(let flag) = content else { throw Mismatch(reason: "expected a Boolean") }
             return .bool(flag)
         case "data":
             guard let data = Data(base64Encoded: try content.text()) else { throw Mismatch(reason: "data is not base64") }
             return .data(data)
-        case "date": return .date(Date(timeIntervalSince1970: try content.double()))
+        case "date": return .date(Date(timeIntervalSince1970: try content.floatingPoint()))
         case "array":
             guard case .array(let elements) = content else { throw Mismatch(reason: "expected an array") }
             var values: [KeyValueStoreValue] = []

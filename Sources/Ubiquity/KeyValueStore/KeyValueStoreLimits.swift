@@ -18,18 +18,24 @@ public enum KeyValueStoreLimits {
     public static let maximumValueSize = 1 << 20
     /// All values together are at most 1 MB (1,048,576 bytes).
     public static let maximumTotalSize = 1 << 20
+    /// Arrays and dictionaries nest at most 128 deep. Not one of Apple's published limits: the
+    /// depth this store's files are read back with (their parser stops at 512 levels of JSON, and a
+    /// level of a value takes two), so that one value can never make a device file unreadable.
+    public static let maximumNestingDepth = 128
 
     /// Which limit a write would have gone over.
     public enum Violation: Sendable, Equatable, CustomStringConvertible {
         case valueSize(Int)
         case keyCount(Int)
         case totalSize(Int)
+        case nestingDepth(Int)
 
         public var description: String {
             switch self {
             case .valueSize(let size): "the value is \(size) bytes, over \(maximumValueSize)"
             case .keyCount(let count): "the store would hold \(count) keys, over \(maximumKeyCount)"
             case .totalSize(let size): "the values would total \(size) bytes, over \(maximumTotalSize)"
+            case .nestingDepth(let depth): "the value nests arrays and dictionaries \(depth) deep, over \(maximumNestingDepth)"
             }
         }
     }
@@ -38,6 +44,26 @@ public enum KeyValueStoreLimits {
     /// value has `oldSize` bytes (nil: absent) would break, given the store's current `keyCount`
     /// and `totalSize`; `nil` when it may be written. A write that does not make things worse (a
     /// removal, or replacing a value with one no larger) is always allowed.
+    /// How deep arrays and dictionaries nest in `value` (0 for a string, number, …), counted
+    /// without recursion, so that any depth is measured without running out of stack.
+    static func nestingDepth(of value: KeyValueStoreValue) -> Int {
+        var deepest = 0
+        var pending: [(value: KeyValueStoreValue, depth: Int)] = [(value, 1)]
+        while let (value, depth) = pending.popLast() {
+            switch value {
+            case .array(let elements):
+                deepest = max(deepest, depth)
+                for element in elements { pending.append((element, depth + 1)) }
+            case .dictionary(let entries):
+                deepest = max(deepest, depth)
+                for element in entries.values { pending.append((element, depth + 1)) }
+            default:
+                continue
+            }
+        }
+        return deepest
+    }
+
     static func violation(newSize: Int?, oldSize: Int?, keyCount: Int, totalSize: Int) -> Violation? {
         guard let newSize else { return nil }
         if newSize > maximumValueSize { return .valueSize(newSize) }

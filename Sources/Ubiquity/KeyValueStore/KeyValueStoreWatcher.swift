@@ -12,7 +12,9 @@ import SystemSupport
 /// compares file identities itself when it re-reads.
 ///
 /// If the kernel's queue overflows (`IN_Q_OVERFLOW`), `onChange` is called too: the store then
-/// re-reads every file whose identity changed, so nothing is missed.
+/// re-reads every file whose identity changed, so nothing is missed. If the folder itself is
+/// deleted or moved away, it is made again where it belongs (as the store makes it) and watched
+/// there, then `onChange` is called.
 ///
 /// One thread per watcher, asleep in `poll` on the inotify descriptor and a pipe; `stop()` (or
 /// deinit) writes to the pipe, and the thread closes the inotify descriptor and ends. The pipe is
@@ -25,14 +27,13 @@ final class KeyValueStoreWatcher: Sendable {
     init?(folderPath: String, onChange: @escaping @Sendable () -> Void) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotify >= 0 else { return nil }
-        let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
-        let watch = PathBytes.withCString(folderPath) { inotify_add_watch(inotify, $0, events) }
+        let watch = Self.addWatch(inotify, folderPath)
         guard watch >= 0, let wake = WakePipe() else {
             close(inotify)
             return nil
         }
         self.wake = wake
-        let thread = Thread { Self.run(inotify: inotify, wake: wake, onChange: onChange) }
+        let thread = Thread { Self.run(inotify: inotify, folderPath: folderPath, watch: watch, wake: wake, onChange: onChange) }
         thread.name = "Ubiquity.KeyValueStore.watcher"
         thread.start()
     }
@@ -69,8 +70,14 @@ final class KeyValueStoreWatcher: Sendable {
         }
     }
 
-    private static func run(inotify: Int32, wake: WakePipe, onChange: @Sendable () -> Void) {
+    private static func addWatch(_ inotify: Int32, _ folderPath: String) -> Int32 {
+        let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+        return PathBytes.withCString(folderPath) { inotify_add_watch(inotify, $0, events) }
+    }
+
+    private static func run(inotify: Int32, folderPath: String, watch: Int32, wake: WakePipe, onChange: @Sendable () -> Void) {
         defer { close(inotify) }
+        var watch = watch
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
@@ -80,6 +87,7 @@ final class KeyValueStoreWatcher: Sendable {
             let ready = retryingOnInterrupt { poll(&descriptors, 2, -1) }
             if ready < 0 || descriptors[1].revents != 0 { return }
             var relevant = false
+            var folderGone = false
             while true {
                 let count = read(inotify, buffer, size)
                 if count <= 0 { break }
@@ -87,7 +95,10 @@ final class KeyValueStoreWatcher: Sendable {
                 while offset + MemoryLayout<inotify_event>.size <= count {
                     let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                     let length = Int(event.len)
-                    if event.mask & UInt32(IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                    if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0, event.wd == watch {
+                        relevant = true
+                        folderGone = true
+                    } else if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         relevant = true
                     } else if length > 0 {
                         let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size)
@@ -96,6 +107,13 @@ final class KeyValueStoreWatcher: Sendable {
                     }
                     offset += MemoryLayout<inotify_event>.size + length
                 }
+            }
+            if folderGone {
+                // Deleted (the kernel dropped the watch) or moved away (the watch follows it).
+                inotify_rm_watch(inotify, watch)
+                try? FileManager.default.createDirectory(at: PathBytes.fileURL(folderPath, isDirectory: true),
+                                                         withIntermediateDirectories: true)
+                watch = addWatch(inotify, folderPath)
             }
             if relevant { onChange() }
         }

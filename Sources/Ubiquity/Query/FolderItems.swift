@@ -3,7 +3,8 @@
 /// quarter of its buckets empty, and a slot number is 4 bytes where an item is 80). A removed
 /// item's slot is reused by the next item put in. Owned by one query's thread; a value.
 struct FolderItems {
-    private var slots: [String: Int32] = [:]
+    /// By exact bytes (``ExactName``): two names that differ only in Unicode normalization are two items.
+    private var slots: [ExactName: Int32] = [:]
     private var items: [MetadataItem] = []
     private var free: [Int32] = []
 
@@ -13,34 +14,35 @@ struct FolderItems {
     init(gathered items: [MetadataItem]) {
         self.items = items
         slots.reserveCapacity(items.count)
-        for (slot, item) in items.enumerated() { slots[item.name] = Int32(slot) }
+        for (slot, item) in items.enumerated() { slots[ExactName(item.name)] = Int32(slot) }
     }
 
     var count: Int { slots.count }
     var isEmpty: Bool { slots.isEmpty }
 
     subscript(name: String) -> MetadataItem? {
-        slots[name].map { items[Int($0)] }
+        slots[ExactName(name)].map { items[Int($0)] }
     }
 
     /// Puts `item` in under its name; returns the item it replaced.
     mutating func updateValue(_ item: MetadataItem) -> MetadataItem? {
-        if let slot = slots[item.name] {
+        let key = ExactName(item.name)
+        if let slot = slots[key] {
             defer { items[Int(slot)] = item }
             return items[Int(slot)]
         }
         if let slot = free.popLast() {
             items[Int(slot)] = item
-            slots[item.name] = slot
+            slots[key] = slot
         } else {
-            slots[item.name] = Int32(items.count)
+            slots[key] = Int32(items.count)
             items.append(item)
         }
         return nil
     }
 
     mutating func removeValue(forKey name: String) -> MetadataItem? {
-        guard let slot = slots.removeValue(forKey: name) else { return nil }
+        guard let slot = slots.removeValue(forKey: ExactName(name)) else { return nil }
         free.append(slot)
         return items[Int(slot)]
     }
@@ -50,5 +52,5 @@ struct FolderItems {
         slots.values.map { items[Int($0)] }
     }
 
-    var names: Dictionary<String, Int32>.Keys { slots.keys }
+    var names: [String] { slots.keys.map(\.string) }
 }

@@ -66,10 +66,13 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
     /// When the item was created, or `nil` when the file system does not keep birth times.
     public var creationDate: Date? { createdNanoseconds == .min ? nil : Self.date(createdNanoseconds) }
 
-    /// The item's place in the cloud. Inside a container, what an external sync tool lets us know:
-    /// downloaded and current, uploaded, not transferring, plus the conflict flag.
+    /// The item's place in the cloud. Inside a container, what the providers without transfers
+    /// (`none`, and `external` while no temporary file of the tool is beside the item) report:
+    /// downloaded and current (100 %), uploaded (100 %), not transferring, plus the conflict flag.
+    /// The query does not ask the container's provider (``UbiquityAccount/status(ofItemAt:)`` does).
     public var ubiquitousStatus: UbiquitousItemStatus {
-        UbiquitousItemStatus(isUbiquitous: isUbiquitous, hasUnresolvedConflicts: hasUnresolvedConflicts)
+        UbiquitousItemStatus(isUbiquitous: isUbiquitous, percentDownloaded: isUbiquitous ? 100 : nil,
+                             percentUploaded: isUbiquitous ? 100 : nil, hasUnresolvedConflicts: hasUnresolvedConflicts)
     }
 
     /// The value of `attribute`, typed as Apple's `NSMetadataItem.value(forAttribute:)` returns it

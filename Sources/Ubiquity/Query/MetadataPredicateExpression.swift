@@ -62,7 +62,10 @@ indirect enum MetadataPredicateExpression: Sendable, Hashable {
             case .displayName: subject = item.displayName
             case .path: subject = PathBytes.display(item.path)
             case .contentType: subject = item.isFolder ? "public.folder" : "public.data"
-            default: return false
+            default:
+                // The downloading status: nil (false) outside a container.
+                guard let text = item.value(of: attribute) as? String else { return false }
+                subject = text
             }
             return Self.compare(options.fold(subject), operation, value)
         case let .number(attribute, operation, value):
@@ -72,7 +75,10 @@ indirect enum MetadataPredicateExpression: Sendable, Hashable {
             case .fsCreationDate:
                 guard let date = item.creationDate else { return false }
                 return operation.compare(date.timeIntervalSinceReferenceDate, value)
-            default: return false
+            default:
+                // The percentages: nil (false) outside a container or when not reported.
+                guard let number = item.value(of: attribute) as? Double else { return false }
+                return operation.compare(number, value)
             }
         case let .flag(attribute, expected):
             guard let value = item.value(of: attribute) as? Bool else { return false }

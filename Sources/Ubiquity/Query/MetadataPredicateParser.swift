@@ -230,7 +230,8 @@ struct MetadataPredicateParser {
         case .specifier(let specifier) where specifier != "%K":
             let argument = try nextArgument(specifier)
             if let flag = argument as? Bool { return flag }
-            if let number = argument as? any BinaryInteger { return Int64(number) != 0 }
+            // Zero has as many trailing zero bits as it has bits (no conversion: any width, no trap).
+            if let number = argument as? any BinaryInteger { return number.trailingZeroBitCount != number.bitWidth }
             if let number = argument as? NSNumber { return number.boolValue }
             throw error("expected a Bool argument, not \(type(of: argument))")
         default:

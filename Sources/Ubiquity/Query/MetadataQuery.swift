@@ -38,7 +38,7 @@ public final class MetadataQuery: Sendable {
     /// The order of `results` (empty: the order found).
     public let sortKeys: [MetadataQuerySortKey]
     /// How long changes are collected before a `didUpdate` is sent, in seconds (0: as soon as
-    /// the kernel's reports at hand are applied).
+    /// the kernel's reports at hand are applied; 10⁹ or more, or infinity: never).
     public let notificationBatchingInterval: TimeInterval
     /// The queue the handler runs on (nil: the main queue).
     public let operationQueue: OperationQueue?
@@ -101,7 +101,9 @@ public final class MetadataQuery: Sendable {
         guard let run else { throw .alreadyStarted }
         let settings = QueryEngineSettings(
             roots: roots, predicate: predicate, sortKeys: sortKeys,
-            batchingInterval: .nanoseconds(Int64(notificationBatchingInterval * 1_000_000_000)),
+            // Over 10⁹ s (about 32 years) is "never": whole nanoseconds in Int64 end near 292 years,
+            // and an infinite interval must not trap.
+            batchingInterval: .nanoseconds(Int64(min(notificationBatchingInterval, 1e9) * 1_000_000_000)),
             canDeliver: { [weak self] in self?.state.withLock { $0.disabled == 0 } ?? false },
             output: { [weak self] output in self?.enqueue(output, run: run) },
             problem: { [weak self] problem in self?.state.withLock { $0.liveUpdateProblem = problem } })
@@ -139,14 +141,15 @@ public final class MetadataQuery: Sendable {
 
     /// Ends one `disableUpdates()`; the last one delivers what was held back.
     public func enableUpdates() {
-        let (release, control): ([(output: QueryEngineOutput, run: Int)], QueryEngineControl?) = state.withLock { state in
-            guard state.disabled > 0 else { return ([], nil) }
+        let (release, control): (Int?, QueryEngineControl?) = state.withLock { state in
+            guard state.disabled > 0 else { return (nil, nil) }
             state.disabled -= 1
-            guard state.disabled == 0 else { return ([], nil) }
-            defer { state.held = [] }
-            return (state.held, state.control)
+            guard state.disabled == 0 else { return (nil, nil) }
+            return (state.held.isEmpty ? nil : state.run, state.control)
         }
-        for held in release { enqueue(held.output, run: held.run) }
+        // The held updates stay in `held`, ahead of any delivery queued meanwhile: whichever
+        // delivery runs next hands them to the handler first (this one, if none is queued).
+        if let release { enqueue(nil, run: release) }
         control?.send { $0.flush = true }
     }
 
@@ -179,15 +182,15 @@ public final class MetadataQuery: Sendable {
 
     // MARK: Delivery
 
-    /// Queues the delivery of `output` of the run `run` (from the engine's thread, or from
-    /// `enableUpdates()` for held updates). Outputs of an earlier run are dropped.
-    private func enqueue(_ output: QueryEngineOutput, run: Int) {
+    /// Queues the delivery of `output` of the run `run` (from the engine's thread; nil from
+    /// `enableUpdates()`, to deliver the held updates). Outputs of an earlier run are dropped.
+    private func enqueue(_ output: QueryEngineOutput?, run: Int) {
         let queue = operationQueue ?? .main
         // The operation outlives its run (the next delivery depends on it): it must not keep the
         // results it delivered alive, so it takes them out of a box.
         let box = Locked<QueryEngineOutput?>(output)
         let operation = BlockOperation { [weak self] in
-            if let output = box.withLock({ $0.take() }) { self?.deliver(output, run: run) }
+            self?.deliver(box.withLock { $0.take() }, run: run)
         }
         let previous: Operation? = state.withLock { state in
             if state.run != run { return nil }
@@ -198,20 +201,32 @@ public final class MetadataQuery: Sendable {
         queue.addOperation(operation)
     }
 
-    /// On the operation queue: publishes the results of `output` and calls the handler.
-    private func deliver(_ output: QueryEngineOutput, run: Int) {
-        let deliverNow: Bool = state.withLock { state in
-            guard state.run == run, state.phase == .gathering || state.phase == .live else { return false }
-            if case .didUpdate = output.event, state.disabled > 0 {
-                state.held.append((output, run))
-                return false
+    /// On the operation queue: publishes the results of `output` and calls the handler — after
+    /// the updates held back while updates were disabled, which are older (nil: only those).
+    private func deliver(_ output: QueryEngineOutput?, run: Int) {
+        let outputs: [QueryEngineOutput] = state.withLock { state in
+            guard state.run == run, state.phase == .gathering || state.phase == .live else { return [] }
+            if state.disabled > 0 {
+                guard let output else { return [] }
+                if case .didUpdate = output.event {
+                    state.held.append((output, run))
+                    return []
+                }
+                return [output]
             }
-            state.results = output.results
-            state.resultIndex = nil
-            if output.event == .didFinishGathering { state.phase = .live }
-            return true
+            defer { state.held = [] }
+            return state.held.filter { $0.run == run }.map(\.output) + (output.map { [$0] } ?? [])
         }
-        if deliverNow { handler(output.event) }
+        for output in outputs {
+            let deliverNow: Bool = state.withLock { state in
+                guard state.run == run, state.phase == .gathering || state.phase == .live else { return false }
+                state.results = output.results
+                state.resultIndex = nil
+                if output.event == .didFinishGathering { state.phase = .live }
+                return true
+            }
+            if deliverNow { handler(output.event) }
+        }
     }
 
     /// Tests: holds the query's thread until the returned semaphore is signalled. Returns once the

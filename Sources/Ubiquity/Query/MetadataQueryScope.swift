@@ -10,7 +10,7 @@ public enum MetadataQueryScope: Sendable, Hashable {
     /// Everything in every configured container except its `Documents` folder (Apple's
     /// `NSMetadataQueryUbiquitousDataScope`).
     case ubiquitousData
-    /// Any folder and everything under it.
+    /// Any folder and everything under it (a file URL; any other URL stands for nothing).
     case folder(URL)
 }
 
@@ -40,6 +40,7 @@ struct ScopeRoot: Sendable, Hashable {
                     roots.append(ScopeRoot(path: clean(container.url), excluded: [clean(container.documentsURL)], isUbiquitous: true))
                 }
             case .folder(let url):
+                guard url.isFileURL else { continue }
                 let path = clean(url)
                 roots.append(ScopeRoot(path: path, excluded: [], isUbiquitous: account.containerOfItem(at: url) != nil))
             }

@@ -9,7 +9,7 @@ extension QueryEngine {
         var item: MetadataItem?
         /// For a folder: its own path and the items inside it, by path relative to it.
         var folderPath: String?
-        var subtree: [String: MetadataItem] = [:]
+        var subtree: [ExactName: MetadataItem] = [:]
     }
 
     /// Reads and applies everything the kernel has queued. The two halves of a rename
@@ -75,7 +75,7 @@ extension QueryEngine {
             var subtree = away?.subtree ?? [:]
             walk(from: path, root: root, reuse: { found in
                 let relative = String(found.dropFirst(path.count + 1))
-                return subtree.removeValue(forKey: relative)
+                return subtree.removeValue(forKey: ExactName(relative))
             })
             for item in subtree.values { results.reportRemoval(item) }
         } else {

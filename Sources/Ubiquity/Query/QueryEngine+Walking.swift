@@ -116,13 +116,13 @@ extension QueryEngine {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
         while read(inotify, buffer, 64 * 1024) > 0 {}
-        var seen: Set<String> = []
-        var folders: Set<String> = []
+        var seen: Set<ExactName> = []
+        var folders: Set<ExactName> = []
         for root in settings.roots {
-            let walked = walk(from: root.path, root: root, reuse: { _ in nil }, seen: { seen.insert($0) })
-            folders.formUnion(walked)
+            let walked = walk(from: root.path, root: root, reuse: { _ in nil }, seen: { seen.insert(ExactName($0)) })
+            folders.formUnion(walked.map(ExactName.init))
         }
-        for (folder, name) in results.allNames() where !seen.contains(SyncFolderListing.join(folder, name)) {
+        for (folder, name) in results.allNames() where !seen.contains(ExactName(SyncFolderListing.join(folder, name))) {
             results.remove(folder: folder, name: name)
         }
         watches.removeAll(except: folders)

@@ -9,8 +9,8 @@ import SystemSupport
 /// folder or a folder's subtree are cheap to find. `ordered` is the delivered order (the sort
 /// keys, or the order found), brought up to date at each delivery in O(n) by merging.
 struct ResultSet {
-    /// folder path → name → item.
-    private(set) var folders: [String: FolderItems] = [:]
+    /// folder path → name → item (paths and names compared by their bytes: ``ExactName``).
+    private(set) var folders: [ExactName: FolderItems] = [:]
     private(set) var count = 0
     private var nextID: UInt64 = 1
     let sortKeys: [MetadataQuerySortKey]
@@ -32,7 +32,7 @@ struct ResultSet {
     }
 
     func item(inFolder folder: String, named name: String) -> MetadataItem? {
-        folders[folder]?[name]
+        folders[ExactName(folder)]?[name]
     }
 
     mutating func makeIdentifier() -> UInt64 {
@@ -43,7 +43,7 @@ struct ResultSet {
     /// Puts `item` in (a new identifier: added; a known one: changed unless nothing differs; a
     /// detached one: changed, as it moved).
     mutating func upsert(_ item: MetadataItem) {
-        let previous = folders[item.folderPath, default: FolderItems()].updateValue(item)
+        let previous = folders[ExactName(item.folderPath), default: FolderItems()].updateValue(item)
         if let previous, previous.id != item.id {
             noteRemoved(previous)            // another item took this name (a rename over it)
         }
@@ -63,7 +63,7 @@ struct ResultSet {
     /// gathering events carry no changes). The folder must hold no results yet.
     mutating func addGathered(_ items: [MetadataItem], inFolder folder: String) {
         guard !items.isEmpty else { return }
-        folders[folder] = FolderItems(gathered: items)
+        folders[ExactName(folder)] = FolderItems(gathered: items)
         count += items.count
         ordered.append(contentsOf: items)
     }
@@ -80,8 +80,9 @@ struct ResultSet {
     /// Takes the item out without reporting it (the first half of a rename); `reportRemoval` it
     /// if the second half never comes.
     mutating func detach(folder: String, name: String) -> MetadataItem? {
-        guard let item = folders[folder]?.removeValue(forKey: name) else { return nil }
-        if folders[folder]?.isEmpty == true { folders.removeValue(forKey: folder) }
+        let key = ExactName(folder)
+        guard let item = folders[key]?.removeValue(forKey: name) else { return nil }
+        if folders[key]?.isEmpty == true { folders.removeValue(forKey: key) }
         count -= 1
         detached.insert(item.id)
         return item
@@ -99,13 +100,14 @@ struct ResultSet {
     }
 
     /// Detaches every item inside `folder` (not `folder`'s own item), by path relative to it.
-    mutating func detachSubtree(of folder: String) -> [String: MetadataItem] {
-        var taken: [String: MetadataItem] = [:]
-        for path in folders.keys where path == folder || CanonicalPathSupport.isInside(path, folder) {
-            guard let items = folders.removeValue(forKey: path) else { continue }
-            let relativeFolder = path == folder ? "" : String(path.dropFirst(folder.count + 1)) + "/"
+    mutating func detachSubtree(of folder: String) -> [ExactName: MetadataItem] {
+        var taken: [ExactName: MetadataItem] = [:]
+        for key in folders.keys where PathBytes.haveSameBytes(key.string, folder) || CanonicalPathSupport.isInside(key.string, folder) {
+            guard let items = folders.removeValue(forKey: key) else { continue }
+            let path = key.string
+            let relativeFolder = PathBytes.haveSameBytes(path, folder) ? "" : String(path.dropFirst(folder.count + 1)) + "/"
             for item in items.all {
-                taken[relativeFolder + item.name] = item
+                taken[ExactName(relativeFolder + item.name)] = item
                 detached.insert(item.id)
             }
             count -= items.count
@@ -117,7 +119,7 @@ struct ResultSet {
     func allNames() -> [(folder: String, name: String)] {
         var names: [(folder: String, name: String)] = []
         names.reserveCapacity(count)
-        for (folder, items) in folders { for name in items.names { names.append((folder, name)) } }
+        for (folder, items) in folders { for name in items.names { names.append((folder.string, name)) } }
         return names
     }
 

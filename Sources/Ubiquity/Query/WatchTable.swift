@@ -6,7 +6,9 @@ import SystemSupport
 /// recursive), by path and by watch descriptor. Owned by the query's thread; unsynchronized.
 struct WatchTable {
     let inotify: Int32
-    private(set) var byPath: [String: Int32] = [:]
+    /// By exact bytes (``ExactName``): two folders whose names differ only in Unicode
+    /// normalization are two watches.
+    private(set) var byPath: [ExactName: Int32] = [:]
     private(set) var byDescriptor: [Int32: String] = [:]
     /// Why a folder could not be watched (the first failure; usually the per-user watch limit,
     /// `fs.inotify.max_user_watches`), or nil.
@@ -34,9 +36,10 @@ struct WatchTable {
             }
             return false
         }
-        if let old = byDescriptor[descriptor], old != path { byPath.removeValue(forKey: old) }
-        if let oldDescriptor = byPath[path], oldDescriptor != descriptor { byDescriptor.removeValue(forKey: oldDescriptor) }
-        byPath[path] = descriptor
+        let key = ExactName(path)
+        if let old = byDescriptor[descriptor], ExactName(old) != key { byPath.removeValue(forKey: ExactName(old)) }
+        if let oldDescriptor = byPath[key], oldDescriptor != descriptor { byDescriptor.removeValue(forKey: oldDescriptor) }
+        byPath[key] = descriptor
         byDescriptor[descriptor] = path
         return true
     }
@@ -48,12 +51,12 @@ struct WatchTable {
     /// The kernel dropped the watch (its folder was deleted, or we removed it).
     mutating func forget(_ descriptor: Int32) {
         guard let path = byDescriptor.removeValue(forKey: descriptor) else { return }
-        if byPath[path] == descriptor { byPath.removeValue(forKey: path) }
+        if byPath[ExactName(path)] == descriptor { byPath.removeValue(forKey: ExactName(path)) }
     }
 
     /// Stops watching `folder` and every folder inside it.
     mutating func removeSubtree(_ folder: String) {
-        for (path, descriptor) in byPath where path == folder || CanonicalPathSupport.isInside(path, folder) {
+        for (path, descriptor) in byPath where PathBytes.haveSameBytes(path.string, folder) || CanonicalPathSupport.isInside(path.string, folder) {
             inotify_rm_watch(inotify, descriptor)
             byPath.removeValue(forKey: path)
             byDescriptor.removeValue(forKey: descriptor)
@@ -61,7 +64,7 @@ struct WatchTable {
     }
 
     /// Stops watching the folders not in `kept` (after a rescan).
-    mutating func removeAll(except kept: Set<String>) {
+    mutating func removeAll(except kept: Set<ExactName>) {
         for (path, descriptor) in byPath where !kept.contains(path) {
             inotify_rm_watch(inotify, descriptor)
             byPath.removeValue(forKey: path)
