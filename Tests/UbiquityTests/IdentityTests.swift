@@ -22,10 +22,28 @@ struct IdentityTests {
     }
 
     /// Counts the account's notifications and signals each.
+    /// Counts `account`'s identity-did-change notifications while it watches its configuration.
     final class Counter: Sendable {
         let count = Locked(0)
         let arrived = DispatchSemaphore(value: 0)
+        private let observation: UbiquityIdentityObservation
+        private nonisolated(unsafe) let observer: any NSObjectProtocol  // written once, in init
+
+        init(observing account: UbiquityAccount) {
+            let count = self.count, arrived = self.arrived
+            observer = NotificationCenter.default.addObserver(forName: UbiquityAccount.identityDidChangeNotification, object: account, queue: nil) { _ in
+                count.withLock { $0 += 1 }
+                arrived.signal()
+            }
+            observation = account.beginObservingIdentityChanges()
+        }
+
         func wait() -> Bool { arrived.wait(timeout: .now() + 30) == .success }
+
+        func stop() {
+            observation.cancel()
+            NotificationCenter.default.removeObserver(observer)
+        }
     }
 
     @Test("a configuration file that is a symbolic link (dotfiles): editing the file it points to posts the notification")
@@ -41,14 +59,8 @@ struct IdentityTests {
         let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
         let first = account.identityToken
         #expect(first != nil)
-        let counter = Counter()
-        let observer = NotificationCenter.default.addObserver(forName: UbiquityAccount.identityDidChangeNotification, object: account, queue: nil) { _ in
-            counter.count.withLock { $0 += 1 }
-            counter.arrived.signal()
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        let observation = account.beginObservingIdentityChanges()
-        defer { observation.cancel() }
+        let counter = Counter(observing: account)
+        defer { counter.stop() }
         try await onOwnThread {
             try "root = /srv/two\ncontainer = a\n".write(to: target, atomically: true, encoding: .utf8)
             #expect(counter.wait())
@@ -64,14 +76,8 @@ struct IdentityTests {
         let file = base.appending(path: "config/clouddocuments/ubiquity.conf")  // its folders do not exist yet
         let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
         #expect(account.identityToken == nil)
-        let counter = Counter()
-        let observer = NotificationCenter.default.addObserver(forName: UbiquityAccount.identityDidChangeNotification, object: account, queue: nil) { _ in
-            counter.count.withLock { $0 += 1 }
-            counter.arrived.signal()
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        let observation = account.beginObservingIdentityChanges()
-        defer { observation.cancel() }
+        let counter = Counter(observing: account)
+        defer { counter.stop() }
 
         try await onOwnThread {
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
