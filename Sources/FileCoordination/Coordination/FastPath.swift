@@ -81,9 +81,14 @@ extension Coordinator {
     /// (`perform`): one of another process may be concerned, or one of this process other than
     /// the own one, or the item is in a package (whose presenters inside are concerned too).
     private func fastRoute(_ itemPath: String, inPackage: Bool) -> FastRoute? {
-        let concern = runtime.registry.concern(at: itemPath, own: filePresenter.map(PresenterID.init))
-        if concern == .others || runtime.remote.mayConcern(itemPath) { return nil }  // remote: presenters elsewhere
-        return concern == .nobody ? .noPresenters : (inPackage ? nil : .ownPresenterOnly)
+        if runtime.remote.mayConcern(itemPath) { return nil }  // presenters in other processes
+        // No presenter in this process at all (one load): the common case costs nothing more.
+        if runtime.registry.isEmpty { return .noPresenters }
+        switch runtime.registry.concern(at: itemPath, own: filePresenter.map(PresenterID.init)) {
+        case .nobody: return .noPresenters
+        case .onlyOwn: return inPackage ? nil : .ownPresenterOnly
+        case .others: return nil
+        }
     }
 
     private static func isSimple(_ kind: FileAccessIntent.Kind) -> Bool {
