@@ -58,7 +58,7 @@ let package = Package(
         // MARK: Benchmarks (run with `swift run -c release <name>`)
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
-        .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments"], swiftSettings: strict),
+        .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments", "SystemSupport"], swiftSettings: strict),
         .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
@@ -69,7 +69,7 @@ let package = Package(
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
-        .target(name: "TestSupport", dependencies: ["FileCoordination"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),

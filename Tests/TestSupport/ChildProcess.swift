@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// A separate process running `CoordinationTestHelper`, driven line by line through pipes.
 /// Shared by every test target (the one copy of the pipe reader).
@@ -8,7 +9,7 @@ public final class ChildProcess: @unchecked Sendable {
     public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private var buffer: [UInt8] = []
+    private lazy var lines = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
 
     public static var helperURL: URL { builtProductURL("CoordinationTestHelper") }
 
@@ -46,20 +47,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The next line the child prints (blocks until it arrives; fails after 60 s of silence).
     public func readLine() -> String? {
-        let fd = output.fileHandleForReading.fileDescriptor
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeFirst(newline + 1)
-                return line
-            }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 60_000) > 0 else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            guard count > 0 else { return nil }
-            buffer += chunk[..<count]
-        }
+        lines.readLine(timeoutMilliseconds: 60_000)
     }
 
     /// Reads lines until one starts with `prefix`; returns it.
