@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import FoundationCompatibility
 import Testing
 
@@ -47,6 +48,7 @@ import Testing
     }
 
     private func makeQuery(_ folder: ScratchFolder) -> (NSMetadataQuery, OperationQueue) {
+        SharedUbiquityFixture.setUp()  // NSMetadataQuery uses the shared account, which reads its environment once
         let query = NSMetadataQuery()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import Ubiquity
 
 /// Records a query's events in order (its handler runs on `queue`, a serial queue of its own) and
@@ -59,7 +60,9 @@ final class QueryRecorder: @unchecked Sendable {
     /// it once it has gathered.
     func startQuery(_ scopes: [MetadataQueryScope], predicate: MetadataItemPredicate = .all,
                     sortKeys: [MetadataQuerySortKey] = [], batching: TimeInterval = 0,
-                    account: UbiquityAccount = .shared) throws -> MetadataQuery {
+                    account: UbiquityAccount? = nil) throws -> MetadataQuery {
+        // The shared account reads its environment once: the fixture must set it up first.
+        let account = account ?? { SharedUbiquityFixture.setUp(); return UbiquityAccount.shared }()
         let query = MetadataQuery(scopes: scopes, predicate: predicate, sortKeys: sortKeys, notificationBatchingInterval: batching,
                                   operationQueue: queue, account: account) { [self] in record($0) }
         try query.start()
