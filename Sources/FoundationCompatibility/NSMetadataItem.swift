@@ -3,26 +3,44 @@ internal import Ubiquity
 
 // Apple's attribute keys (the strings are Apple's). Every key a result answers is in
 // `NSMetadataItem.attributes`.
+/// The file name (`String`).
 public let NSMetadataItemFSNameKey = "kMDItemFSName"
+/// The name without its extension (`String`).
 public let NSMetadataItemDisplayNameKey = "kMDItemDisplayName"
+/// The item's file URL (`URL`).
 public let NSMetadataItemURLKey = "kMDItemURL"
+/// The item's path (`String`).
 public let NSMetadataItemPathKey = "kMDItemPath"
+/// The size in bytes (`NSNumber`).
 public let NSMetadataItemFSSizeKey = "kMDItemFSSize"
+/// The creation (birth) date where the file system records it (`Date`).
 public let NSMetadataItemFSCreationDateKey = "kMDItemFSCreationDate"
+/// The modification date (`Date`).
 public let NSMetadataItemFSContentChangeDateKey = "kMDItemFSContentChangeDate"
+/// The type identifier derived from the extension (`String`).
 public let NSMetadataItemContentTypeKey = "kMDItemContentType"
+/// Whether the item is in a ubiquity container (`NSNumber`, Boolean).
 public let NSMetadataItemIsUbiquitousKey = "NSMetadataItemIsUbiquitousKey"
+/// Whether sync-tool conflict copies of the item exist beside it (`NSNumber`, Boolean).
 public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey = "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+/// The downloading status (one of the `…DownloadingStatus…` strings).
 public let NSMetadataUbiquitousItemDownloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
+/// Whether a download is in progress (`NSNumber`, Boolean).
 public let NSMetadataUbiquitousItemIsDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
+/// Whether the item is uploaded (`NSNumber`, Boolean).
 public let NSMetadataUbiquitousItemIsUploadedKey = "NSMetadataUbiquitousItemIsUploadedKey"
+/// Whether an upload is in progress (`NSNumber`, Boolean).
 public let NSMetadataUbiquitousItemIsUploadingKey = "NSMetadataUbiquitousItemIsUploadingKey"
+/// Percent downloaded, 0–100 (`NSNumber`).
 public let NSMetadataUbiquitousItemPercentDownloadedKey = "NSMetadataUbiquitousItemPercentDownloadedKey"
+/// Percent uploaded, 0–100 (`NSNumber`).
 public let NSMetadataUbiquitousItemPercentUploadedKey = "NSMetadataUbiquitousItemPercentUploadedKey"
 /// The values of `NSMetadataUbiquitousItemDownloadingStatusKey` (Apple's strings, equal to the
 /// `URLUbiquitousItemDownloadingStatus` raw values).
 public let NSMetadataUbiquitousItemDownloadingStatusNotDownloaded = "NSURLUbiquitousItemDownloadingStatusNotDownloaded"
+/// A local copy exists; it may not be the newest.
 public let NSMetadataUbiquitousItemDownloadingStatusDownloaded = "NSURLUbiquitousItemDownloadingStatusDownloaded"
+/// The local copy is the newest known.
 public let NSMetadataUbiquitousItemDownloadingStatusCurrent = "NSURLUbiquitousItemDownloadingStatusCurrent"
 
 /// One result of an `NSMetadataQuery`: Apple's `NSMetadataItem`, over Ubiquity's `MetadataItem`.

@@ -14,9 +14,13 @@ public let NSMetadataQueryUpdateChangedItemsKey = "kMDQueryUpdateChangedItems"
 public let NSMetadataQueryUpdateRemovedItemsKey = "kMDQueryUpdateRemovedItems"
 
 extension NSNotification.Name {
+    /// Posted on the query's `operationQueue` when the initial walk begins.
     public static let NSMetadataQueryDidStartGathering = NSNotification.Name("NSMetadataQueryDidStartGatheringNotification")
+    /// Posted while gathering, at most every 250 ms, with the results found so far.
     public static let NSMetadataQueryGatheringProgress = NSNotification.Name("NSMetadataQueryGatheringProgressNotification")
+    /// Posted once the initial results are complete.
     public static let NSMetadataQueryDidFinishGathering = NSNotification.Name("NSMetadataQueryDidFinishGatheringNotification")
+    /// Posted for each batch of live changes, with the added, changed and removed items in `userInfo`.
     public static let NSMetadataQueryDidUpdate = NSNotification.Name("NSMetadataQueryDidUpdateNotification")
 }
 
@@ -135,11 +139,15 @@ open class NSMetadataQuery: NSObject, @unchecked Sendable {
 
     /// Stops gathering and live updates; the results stay.
     open func stop() { locked { running }?.stop() }
+    /// Whether the query was started and not stopped. Any thread.
     open var isStarted: Bool { locked { running }?.isStarted ?? false }
+    /// Whether the initial walk of the scopes is still running.
     open var isGathering: Bool { locked { running }?.isGathering ?? false }
+    /// Whether `stop()` was called since the last start.
     open var isStopped: Bool { locked { running }?.isStopped ?? false }
     /// Holds back updates until the matching `enableUpdates()` (calls nest).
     open func disableUpdates() { locked { running }?.disableUpdates() }
+    /// Ends one `disableUpdates()`; the held updates are delivered (in order) when the last one ends.
     open func enableUpdates() { locked { running }?.enableUpdates() }
 
     /// The results (`NSMetadataItem`s) as of the last notification.
@@ -147,6 +155,7 @@ open class NSMetadataQuery: NSObject, @unchecked Sendable {
         guard let query = locked({ running }) else { return [] }
         return query.results.map { object(for: $0) }
     }
+    /// The number of results as of the last notification (0 before `start()`).
     open var resultCount: Int { locked { running }?.resultCount ?? 0 }
 
     /// The result (an `NSMetadataItem`) at `idx`; `NSNull()` when out of range (Apple raises).

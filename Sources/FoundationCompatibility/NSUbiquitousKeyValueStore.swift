@@ -66,13 +66,21 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// The value of `aKey` as a property-list object, or `nil` when the key is not set. Any thread.
     open func object(forKey aKey: String) -> Any? { store.value(forKey: aKey)?.propertyList }
+    /// The string value of `aKey`; `nil` when it is not set or not a string.
     open func string(forKey aKey: String) -> String? { store.string(forKey: aKey) }
+    /// The array value of `aKey`; `nil` when it is not set or not an array.
     open func array(forKey aKey: String) -> [Any]? { store.array(forKey: aKey)?.map(\.propertyList) }
+    /// The dictionary value of `aKey`; `nil` when it is not set or not a dictionary.
     open func dictionary(forKey aKey: String) -> [String: Any]? { store.dictionary(forKey: aKey)?.mapValues(\.propertyList) }
+    /// The data value of `aKey`; `nil` when it is not set or not data.
     open func data(forKey aKey: String) -> Data? { store.data(forKey: aKey) }
+    /// The integer value of `aKey` (a Boolean, double or numeric string is converted); 0 otherwise.
     open func longLong(forKey aKey: String) -> Int64 { store.longLong(forKey: aKey) }
+    /// The floating-point value of `aKey` (an integer, Boolean or numeric string is converted); 0 otherwise.
     open func double(forKey aKey: String) -> Double { store.double(forKey: aKey) }
+    /// The Boolean value of `aKey` (a non-zero number, or a string starting with Y, T or 1–9, is true); `false` otherwise.
     open func bool(forKey aKey: String) -> Bool { store.bool(forKey: aKey) }
 
     /// Every key and its value, as ``object(forKey:)`` returns them.
@@ -89,14 +97,24 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
             refuse(KeyValueStoreError.notPropertyList(key: aKey, type: Self.typeName(of: error)), forKey: aKey)
         }
     }
+    /// Sets `aKey` to a string (`nil` removes it). A write over Apple's limits changes nothing and
+    /// posts `didChangeExternallyNotification` with the quota-violation reason.
     open func set(_ aString: String?, forKey aKey: String) { write(aString.map { .string($0) }, forKey: aKey) }
+    /// Sets `aKey` to data (`nil` removes it); limits as for strings.
     open func set(_ aData: Data?, forKey aKey: String) { write(aData.map { .data($0) }, forKey: aKey) }
+    /// Sets `aKey` to an array of property-list objects (`nil` removes it); a value that is not a
+    /// property list, or over the limits, changes nothing and posts the quota-violation reason.
     open func set(_ anArray: [Any]?, forKey aKey: String) { set(anArray as Any?, forKey: aKey) }
+    /// Sets `aKey` to a dictionary of property-list objects (`nil` removes it); refused as for arrays.
     open func set(_ aDictionary: [String: Any]?, forKey aKey: String) { set(aDictionary as Any?, forKey: aKey) }
+    /// Sets `aKey` to an integer; limits as for strings.
     open func set(_ value: Int64, forKey aKey: String) { write(.integer(value), forKey: aKey) }
+    /// Sets `aKey` to a floating-point number; limits as for strings.
     open func set(_ value: Double, forKey aKey: String) { write(.double(value), forKey: aKey) }
+    /// Sets `aKey` to a Boolean; limits as for strings.
     open func set(_ value: Bool, forKey aKey: String) { write(.bool(value), forKey: aKey) }
 
+    /// Removes `aKey` (a tombstone, so the removal reaches other devices too). Any thread.
     open func removeObject(forKey aKey: String) { write(nil, forKey: aKey) }
 
     /// Writes this process's changes to disk and reads the other processes' and devices'

@@ -7,8 +7,10 @@ import Foundation
 /// module's `url.ubiquitousResourceValues(forKeys:)` (a dictionary whose downloading status is this
 /// type's raw string) and wrap it: `URLUbiquitousItemDownloadingStatus(rawValue: value)`.
 public struct URLUbiquitousItemDownloadingStatus: RawRepresentable, Hashable, Sendable {
+    /// Apple's string for the status.
     public let rawValue: String
 
+    /// The status named by Apple's string.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

@@ -34,6 +34,7 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     /// What keeps the containers in sync.
     public var provider: UbiquityProviderKind
 
+    /// A configuration made in code (tools, tests, servers); `root == nil` means signed out.
     public init(root: URL?, containerIdentifiers: [String] = [], provider: UbiquityProviderKind = .externalSyncTool) {
         self.root = root
         self.containerIdentifiers = containerIdentifiers
@@ -42,9 +43,13 @@ public struct UbiquityConfiguration: Sendable, Hashable {
 
     /// The environment variables that override the configuration file.
     public enum EnvironmentKey {
+        /// The configuration file to read instead of the default one.
         public static let configFile = "CLOUDDOCUMENTS_UBIQUITY_CONFIG"
+        /// The root folder (overrides `root =`); the empty string signs out.
         public static let root = "CLOUDDOCUMENTS_UBIQUITY_ROOT"
+        /// Container identifiers, comma-separated (override the `container =` lines).
         public static let containers = "CLOUDDOCUMENTS_UBIQUITY_CONTAINERS"
+        /// `none`, `external` or `agent` (overrides `provider =`).
         public static let provider = "CLOUDDOCUMENTS_UBIQUITY_PROVIDER"
     }
 

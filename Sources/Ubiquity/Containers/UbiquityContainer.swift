@@ -8,6 +8,7 @@ public struct UbiquityContainer: Sendable, Hashable {
     /// The container folder, `ROOT/IDENTIFIER/`.
     public let url: URL
 
+    /// The container `identifier` whose folder is `url` (nothing is checked or made on disk).
     public init(identifier: String, url: URL) {
         self.identifier = identifier
         self.url = url

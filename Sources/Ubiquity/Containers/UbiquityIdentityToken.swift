@@ -10,6 +10,7 @@ public struct UbiquityIdentityToken: Hashable, Sendable, Codable, CustomStringCo
     /// The opaque text of the token.
     public let rawValue: String
 
+    /// A token from its text (as stored by `Codable`, or read from `description`).
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

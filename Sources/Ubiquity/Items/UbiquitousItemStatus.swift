@@ -17,9 +17,13 @@ public struct UbiquitousItemStatus: Sendable, Hashable {
 
     /// Whether the item is inside a ubiquity container.
     public var isUbiquitous: Bool
+    /// Whether a local copy exists and whether it is the newest known.
     public var downloadingStatus: DownloadingStatus
+    /// Whether the provider is bringing the item's contents down now.
     public var isDownloading: Bool
+    /// Whether the item's current contents have reached the cloud (see the provider for what it can know).
     public var isUploaded: Bool
+    /// Whether the provider is sending the item's contents up now.
     public var isUploading: Bool
     /// 0–100, or `nil` when the provider does not report it.
     public var percentDownloaded: Double?
@@ -32,6 +36,7 @@ public struct UbiquitousItemStatus: Sendable, Hashable {
     /// `downloadingStatus != .notDownloaded`.
     public var isDownloaded: Bool { downloadingStatus != .notDownloaded }
 
+    /// A status; the defaults describe an item kept whole on this machine and already uploaded.
     public init(isUbiquitous: Bool, downloadingStatus: DownloadingStatus = .current, isDownloading: Bool = false,
                 isUploaded: Bool = true, isUploading: Bool = false, percentDownloaded: Double? = nil,
                 percentUploaded: Double? = nil, hasUnresolvedConflicts: Bool = false) {

@@ -28,10 +28,12 @@ public struct KeyValueStoreChange: Sendable, Hashable {
         }
     }
 
+    /// Why the keys changed.
     public var reason: Reason
     /// The keys whose values changed (or, for a quota violation, the refused key), sorted.
     public var changedKeys: [String]
 
+    /// A change of `changedKeys` for `reason`.
     public init(reason: Reason, changedKeys: [String]) {
         self.reason = reason
         self.changedKeys = changedKeys

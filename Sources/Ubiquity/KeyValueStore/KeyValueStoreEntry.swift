@@ -14,11 +14,13 @@ public struct KeyValueStoreStamp: Sendable, Hashable, Comparable {
     /// The device that made the write.
     public var device: String
 
+    /// The stamp of a write made at `time` by `device`.
     public init(time: Int64, device: String) {
         self.time = time
         self.device = device
     }
 
+    /// Ordered by time, then by the device identifier's UTF-8 bytes (the later write sorts last).
     public static func < (left: Self, right: Self) -> Bool {
         if left.time != right.time { return left.time < right.time }
         return left.device.utf8.lexicographicallyPrecedes(right.device.utf8)

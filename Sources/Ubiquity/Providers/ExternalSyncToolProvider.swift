@@ -25,6 +25,7 @@ public struct ExternalSyncToolProvider: UbiquityProvider {
     /// The detected tool, or nil when none left a marker.
     public let tool: ExternalSyncTool?
 
+    /// A provider for `tool` (nil: a tool that left no marker).
     public init(tool: ExternalSyncTool?) {
         self.tool = tool
     }

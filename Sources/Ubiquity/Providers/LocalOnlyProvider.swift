@@ -8,6 +8,7 @@ import Foundation
 /// does not wait for ever. Unresolved conflicts come from the item's versions. No placeholders:
 /// evicting and downloading throw ``UbiquityError/providerDoesNotSupportPlaceholders(provider:)``.
 public struct LocalOnlyProvider: UbiquityProvider {
+    /// The provider of `provider = none`.
     public init() {}
 
     public var kind: UbiquityProviderKind { .none }

@@ -7,6 +7,7 @@ import Foundation
 /// current) and **not uploaded** (0 %, not uploading) — nothing has carried them anywhere yet.
 /// Placeholders are not supported until an agent that makes them is plugged in.
 public struct SyncAgentProvider: UbiquityProvider {
+    /// The stand-in used until an agent is plugged in (`UbiquityAccount.setProvider(_:)`).
     public init() {}
 
     public var kind: UbiquityProviderKind { .agent }

@@ -55,6 +55,7 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return PathBytes.display(name) }
         return PathBytes.display(String(name[..<dot]))
     }
+    /// Whether the item is a folder.
     public var isFolder: Bool { flags.contains(.folder) }
     /// Whether the item is inside a ubiquity container.
     public var isUbiquitous: Bool { flags.contains(.ubiquitous) }

@@ -20,15 +20,20 @@ public enum MetadataQueryEvent: Sendable, Hashable {
 /// `id` and is reported changed, with its new name and folder; a removed item is reported with
 /// its last values.
 public struct MetadataQueryUpdate: Sendable, Hashable {
+    /// Items that became results.
     public var added: [MetadataItem]
+    /// Results whose attributes, name or folder changed.
     public var changed: [MetadataItem]
+    /// Items that are no longer results, with their last values.
     public var removed: [MetadataItem]
 
+    /// A batch of changes.
     public init(added: [MetadataItem] = [], changed: [MetadataItem] = [], removed: [MetadataItem] = []) {
         self.added = added
         self.changed = changed
         self.removed = removed
     }
 
+    /// Whether the batch has no change.
     public var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
 }

@@ -6,9 +6,12 @@ import SystemSupport
 /// numerically; items without a value (a folder's size) sort first. Ties keep the order the
 /// items were found in.
 public struct MetadataQuerySortKey: Sendable, Hashable {
+    /// The attribute compared.
     public var attribute: MetadataItemAttribute
+    /// Smallest first when true.
     public var ascending: Bool
 
+    /// Sorts by `attribute`, smallest first unless `ascending` is false.
     public init(_ attribute: MetadataItemAttribute, ascending: Bool = true) {
         self.attribute = attribute
         self.ascending = ascending
