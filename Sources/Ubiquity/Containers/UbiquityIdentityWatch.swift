@@ -115,6 +115,7 @@ final class IdentityWatchState: Sendable {
     /// configuration (after the move, so a file written before the new watch existed is seen) and
     /// posts when it differs from the last one.
     private func configurationMayHaveChanged(account: UbiquityAccount, file: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
         let watching = state.withLock { state -> Bool in
             guard state.source != nil else { return false }
             Self.arm(&state, file: file)

@@ -45,6 +45,7 @@ extension KeyValueStore {
         guard !changes.isEmpty else { return }
         notificationQueue.async { [weak self] in
             guard let self else { return }
+            dispatchPrecondition(condition: .onQueue(self.notificationQueue))
             for change in changes {
                 let observers = self.state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
                 for observer in observers { observer(change) }
