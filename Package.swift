@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
         .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments", "SystemSupport"], swiftSettings: strict),
-        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport"], swiftSettings: strict),
+        .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "SystemSupport"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],

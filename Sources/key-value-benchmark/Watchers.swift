@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import BenchmarkSupport
 import Ubiquity
 
@@ -45,14 +46,8 @@ func runRawWatcher(folder: String) {
     while true {
         let count = read(inotify, buffer, size)
         if count <= 0 { continue }
-        var offset = 0
-        while offset + MemoryLayout<inotify_event>.size <= count {
-            let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-            let length = Int(event.len)
-            let name = String(decoding: UnsafeRawBufferPointer(start: buffer + offset + MemoryLayout<inotify_event>.size, count: length)
-                .prefix(while: { $0 != 0 }), as: UTF8.self)
-            if !name.hasPrefix(".") { sayLine("change \(name)") }
-            offset += MemoryLayout<inotify_event>.size + length
+        for event in InotifyEvent.decode(buffer, count: count) where !event.name.isEmpty && !event.name.hasPrefix(".") {
+            sayLine("change \(event.name)")
         }
     }
 }

@@ -91,21 +91,15 @@ final class KeyValueStoreWatcher: Sendable {
             while true {
                 let count = read(inotify, buffer, size)
                 if count <= 0 { break }
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                    let length = Int(event.len)
-                    if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0, event.wd == watch {
+                for event in InotifyEvent.decode(buffer, count: count) {
+                    if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0, event.descriptor == watch {
                         relevant = true
                         folderGone = true
                     } else if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         relevant = true
-                    } else if length > 0 {
-                        let start = buffer.advanced(by: offset + MemoryLayout<inotify_event>.size)
-                        let bytes = UnsafeRawBufferPointer(start: start, count: length).prefix(while: { $0 != 0 })
-                        if KeyValueStoreFolder.matters(PathBytes.string(fromBytes: bytes)) { relevant = true }
+                    } else if !event.name.isEmpty, KeyValueStoreFolder.matters(event.name) {
+                        relevant = true
                     }
-                    offset += MemoryLayout<inotify_event>.size + length
                 }
             }
             if folderGone {
