@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "document-benchmark", targets: ["document-benchmark"]),
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
         .executable(name: "metadata-query-benchmark", targets: ["metadata-query-benchmark"]),
+        .executable(name: "coordination-soak", targets: ["coordination-soak"]),
     ],
     targets: [
         // MARK: Library
@@ -65,9 +66,10 @@ let package = Package(
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity"], swiftSettings: strict),
+        .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport"], swiftSettings: strict),
 
         // MARK: Tests
-        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "TestSupport"],
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "TestSupport"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",

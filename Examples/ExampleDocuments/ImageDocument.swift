@@ -75,11 +75,7 @@ public final class ImageDocument: CloudDocument {
         guard let format = Self.format(forType: typeName) else {
             throw DocumentError.unsupportedFileType(typeName)
         }
-        do {
-            return .data(try ImageCodec.encode(storedImage, as: format))
-        } catch {
-            throw DocumentError.contentsInvalid("the image could not be encoded as \(format.rawValue.uppercased()): \(Self.message(error))")
-        }
+        return .data(try Self.encodeFile(storedImage, as: format))
     }
 
     /// Decodes PNG, PPM or PGM data (detected from its first bytes).
@@ -90,16 +86,10 @@ public final class ImageDocument: CloudDocument {
         guard case .data(let data) = contents else {
             throw DocumentError.contentsInvalid("“\(fileURL.lastPathComponent)” is a folder, not an image file")
         }
-        let decoded: RGBAImage
-        do {
-            decoded = try ImageCodec.decode(data)
-        } catch {
-            throw DocumentError.contentsInvalid("“\(fileURL.lastPathComponent)” is not a readable image: \(Self.message(error))")
-        }
-        storedImage = decoded
+        storedImage = try Self.decodeFile(data, name: fileURL.lastPathComponent)
     }
 
-    nonisolated private static func message(_ error: any Error) -> String {
+    nonisolated static func message(_ error: any Error) -> String {
         var text = (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
         // DocumentError.contentsInvalid adds its own final period.
         while text.hasSuffix(".") { text.removeLast() }

@@ -28,7 +28,7 @@ public final class TextDocument: CloudDocument {
     /// save. New documents have none.
     public private(set) var hasByteOrderMark = false
 
-    nonisolated private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    nonisolated static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a closed text document for `fileURL`, with empty text until it is opened. To make
     /// a new file, set ``text`` and save with ``SaveOperation/forCreating``.
@@ -86,10 +86,7 @@ public final class TextDocument: CloudDocument {
 
     /// The text as UTF-8, preceded by the byte-order mark if the file had one.
     public override func contents(forType typeName: String) throws -> DocumentContents {
-        var data = Data(capacity: storedText.utf8.count + 3)
-        if hasByteOrderMark { data.append(contentsOf: Self.byteOrderMark) }
-        data.append(contentsOf: storedText.utf8)
-        return .data(data)
+        .data(Self.encodeFile(text: storedText, byteOrderMark: hasByteOrderMark))
     }
 
     /// Reads UTF-8 text; a leading byte-order mark is stripped and remembered.
@@ -142,10 +139,7 @@ public final class TextDocument: CloudDocument {
         } else if case .merged(let both) = TextMerge.merge(base: ours, ours: storedText, theirs: merged) {
             storedText = both  // edited again after the snapshot: keep those edits on the merge
         }
-        var data = Data(capacity: merged.utf8.count + 3)
-        if hasByteOrderMark { data.append(contentsOf: Self.byteOrderMark) }
-        data.append(contentsOf: merged.utf8)
-        return .data(data)
+        return .data(Self.encodeFile(text: merged, byteOrderMark: hasByteOrderMark))
     }
 
     // MARK: Text helpers

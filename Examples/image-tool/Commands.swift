@@ -2,8 +2,10 @@ import CloudDocuments
 import ExampleDocuments
 import Foundation
 
-/// The sub-commands of image-tool. Every file is read and written through an ``ImageDocument``
-/// (coordinated, safe-saved), never directly.
+/// The sub-commands of image-tool. Every file is read and written coordinated and safe-saved:
+/// through an ``ImageDocument``, or — for the edits, which change one file and exit — read,
+/// changed and written inside one coordinated write with ImageDocument's codecs
+/// (``CoordinatedFileEdit``), so concurrent runs on one file never lose an edit.
 enum Command: String, CaseIterable {
     case new, info, grayscale, invert, rotate, crop, convert, show, conflicts, resolve
 
@@ -174,35 +176,46 @@ enum Command: String, CaseIterable {
         print("Saved \(target.path): \(result.width) × \(result.height) \((ImageFormat(url: target)?.rawValue ?? "?").uppercased())\(result.note)")
     }
 
-    /// Opens `input` as a document, sets its `image` to `transform(image)` (an undoable change),
-    /// saves it to `output` (or back to `input`), and closes it. Returns the new image size and
-    /// a note when the save kept fewer bits per channel than `input` had (else "").
+    /// Reads `input`, applies `transform` and writes the result to `output` (or back to `input`),
+    /// all inside one coordinated write (``CoordinatedFileEdit``): runs of the tool on one file at
+    /// once apply their edits one after another, none lost and no conflict version made. The
+    /// bytes are decoded and encoded as ``ImageDocument`` does (the format of the target's
+    /// extension). Returns the new image size and a note when the result keeps fewer bits per
+    /// channel than `input` had (else "").
     ///
-    /// If anything fails after opening, the change is discarded before closing, so a failed
-    /// `--output` save never falls back to overwriting the input.
+    /// Nothing is written when anything fails: a failed `--output` edit never touches the input.
     ///
-    /// - Throws: ``UsageError`` when the target's extension names no writable format; the
-    ///   document's open/save errors; what `transform` throws.
+    /// - Throws: ``UsageError`` when the target's extension names no writable format;
+    ///   ``ToolFailure`` for a plain folder; ``DocumentError/couldNotLoad(_:underlying:)`` for
+    ///   data that is not an image (as opening a document does); what `transform` throws; what
+    ///   ``CoordinatedFileEdit/edit(_:savingTo:coordinator:_:)`` throws.
     @MainActor
     private static func edit(input: URL, output: URL?, name: String, progress: ProgressReporter,
-                             transform: (RGBAImage) throws -> RGBAImage) async throws -> (width: Int, height: Int, note: String) {
-        _ = try writableFormat(of: output ?? input)
-        let document = ImageDocument(fileURL: input)
-        try await open(document, progress)
-        do {
-            let note = (try? SourceHeader.read(input))?.reductionNote ?? ""
+                             transform: @escaping @Sendable (RGBAImage) throws -> RGBAImage) async throws -> EditResult {
+        let target = output ?? input
+        let format = try writableFormat(of: target)
+        try announceReading(input, progress)
+        let result = try await CoordinatedFileEdit.edit(input, savingTo: output) { contents in
+            let note = SourceHeader(bytes: [UInt8](contents.prefix(4096)), size: contents.count).reductionNote
+            let image: RGBAImage
+            do {
+                image = try ImageDocument.decodeFile(contents, name: input.lastPathComponent)
+            } catch {
+                throw DocumentError.couldNotLoad(input, underlying: error)
+            }
             progress.step("applying \(name)")
-            let edited = try transform(document.image)
-            document.image = edited
-            progress.step("encoding and saving \((output ?? input).lastPathComponent)")
-            try await document.saveThrowing(to: output ?? input, for: .forOverwriting)
-            try await document.closeThrowing()
-            progress.finish()
-            return (edited.width, edited.height, note)
-        } catch {
-            await discardAndClose(document)
-            throw error
+            let edited = try transform(image)
+            progress.step("encoding and saving \(target.lastPathComponent)")
+            let encoded = try ImageDocument.encodeFile(edited, as: format)
+            return .init(newContents: encoded, result: EditResult(width: edited.width, height: edited.height, note: note))
         }
+        progress.finish()
+        return result
+    }
+
+    /// What an edit made: the new image size, and a note about lost precision (or "").
+    private struct EditResult: Sendable {
+        let width: Int, height: Int, note: String
     }
 
     // MARK: convert
@@ -222,7 +235,13 @@ enum Command: String, CaseIterable {
             // Every encoder writes 8 bits per channel: say so when the input had more.
             note = (try? SourceHeader.read(input))?.reductionNote ?? ""
             progress.step("encoding and saving \(output.lastPathComponent)")
-            try await document.saveThrowing(to: output, for: .forOverwriting)
+            // Saving over the file the document has open (`convert a.png a.png`) keeps another
+            // program's change made since the open as a conflict version: say so.
+            if try await ConflictVersions.savingKeptConflict(at: output, {
+                try await document.saveThrowing(to: output, for: .forOverwriting)
+            }) {
+                ImageTool.writeError(ConflictVersions.keptConflictNote(of: output, tool: "image-tool"))
+            }
             try await document.closeThrowing()
             progress.finish()
         } catch {
@@ -268,16 +287,22 @@ enum Command: String, CaseIterable {
     /// - Throws: ``ToolFailure`` for a folder; the document's open errors.
     @MainActor
     private static func open(_ document: ImageDocument, _ progress: ProgressReporter) async throws {
-        let url = document.fileURL
-        var info = stat()
-        if stat(url.path, &info) == 0 {
-            if info.st_mode & S_IFMT == S_IFDIR, !Coordinator.packageExtensions.contains(url.pathExtension.lowercased()) {
-                throw ToolFailure("“\(url.path)” is a folder, not an image file")
-            }
-            let size = info.st_mode & S_IFMT == S_IFREG ? " (\(shortByteCount(Int(info.st_size))))" : ""
-            progress.step("reading and decoding \(url.lastPathComponent)\(size)")
-        }
+        try announceReading(document.fileURL, progress)
         try await document.openThrowing()
+    }
+
+    /// Tells `progress` that `url` is about to be read and decoded (with its size). A plain
+    /// folder (not a registered package type) is refused: nothing in it is read.
+    ///
+    /// - Throws: ``ToolFailure`` for a folder.
+    private static func announceReading(_ url: URL, _ progress: ProgressReporter) throws {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return }
+        if info.st_mode & S_IFMT == S_IFDIR, !Coordinator.packageExtensions.contains(url.pathExtension.lowercased()) {
+            throw ToolFailure("“\(url.path)” is a folder, not an image file")
+        }
+        let size = info.st_mode & S_IFMT == S_IFREG ? " (\(shortByteCount(Int(info.st_size))))" : ""
+        progress.step("reading and decoding \(url.lastPathComponent)\(size)")
     }
 
     /// "812 bytes", "12.3 MB".

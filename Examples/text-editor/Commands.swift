@@ -8,28 +8,32 @@ enum Commands {
         let document = TextDocument(fileURL: url)
         document.text = text
         try await document.saveThrowing(to: url, for: .forCreating)
-        try await document.closeThrowing()
+        try await close(document)
         print("Created \(url.lastPathComponent) (\(text.utf8.count) bytes)")
     }
 
     static func show(_ url: URL) async throws {
         let document = try await opened(url)
         let text = document.text
-        try await document.closeThrowing()
+        try await close(document)
         print(text, terminator: text.utf8.last == UInt8(ascii: "\n") || text.isEmpty ? "" : "\n")
     }
 
+    /// Appends `text` in one coordinated write (``OneShotTextEdit``), so concurrent runs each
+    /// add theirs.
     static func append(_ url: URL, text: String) async throws {
-        let document = try await opened(url)
-        document.append(text)
-        try await document.closeThrowing()  // saves the change
+        try await OneShotTextEdit.edit(url) { $0 += text }
         print("Appended \(text.utf8.count) bytes to \(url.lastPathComponent)")
     }
 
+    /// Replaces every occurrence of `old` (``TextDocument/replace(_:with:)``'s rule) in one
+    /// coordinated write (``OneShotTextEdit``).
     static func replace(_ url: URL, old: String, new: String) async throws {
-        let document = try await opened(url)
-        let count = document.replace(old, with: new)
-        try await document.closeThrowing()
+        let count = try await OneShotTextEdit.edit(url) { text in
+            let replaced = TextDocument.replacingOccurrences(of: old, with: new, in: text)
+            text = replaced.text
+            return replaced.count
+        }
         print("Replaced \(count) occurrence\(count == 1 ? "" : "s") in \(url.lastPathComponent)")
     }
 
@@ -56,7 +60,7 @@ enum Commands {
         report("redo")
         manager.undo()
         report("undo")
-        try await document.closeThrowing()  // back at the saved text: nothing to save
+        try await close(document)  // back at the saved text: nothing to save
         print("closed without saving (the text is back where it started)")
     }
 
@@ -75,7 +79,7 @@ enum Commands {
             State:         \(document.documentState)
             Modified:      \(modified)
             """)
-        try await document.closeThrowing()
+        try await close(document)
     }
 
     /// Opens the document and prints every state change and every change of its text until
@@ -111,7 +115,7 @@ enum Commands {
             }
             if let limit, seen >= limit { break }
         }
-        try await document.closeThrowing()
+        try await close(document)
     }
 
     /// Opens the text document at `url`; a plain folder is refused before anything is read.
@@ -120,6 +124,19 @@ enum Commands {
         let document = TextDocument(fileURL: url)
         try await document.openThrowing()
         return document
+    }
+
+    /// Closes `document`, which saves unsaved changes first. When that save found the file
+    /// changed by another program and kept that program's version as a conflict version, says
+    /// so on standard error (the close itself succeeds).
+    ///
+    /// - Throws: What closing throws.
+    private static func close(_ document: TextDocument) async throws {
+        guard document.hasUnsavedChanges else { return try await document.closeThrowing() }
+        let url = document.fileURL
+        if try await ConflictVersions.savingKeptConflict(at: url, { try await document.closeThrowing() }) {
+            FileHandle.standardError.write(Data((ConflictVersions.keptConflictNote(of: url, tool: "text-editor") + "\n").utf8))
+        }
     }
 
     private static func fflushStandardOutput() {

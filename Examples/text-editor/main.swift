@@ -1,6 +1,8 @@
 // text-editor: a small command-line editor built on `TextDocument`, to show a CloudDocument
-// subclass at work. Every command opens the document (a coordinated read), edits it through the
-// document (undoable changes), and closes it (which saves the changes durably).
+// subclass at work. Most commands open the document (a coordinated read), work through it
+// (undoable changes) and close it (which saves any change durably). `append` and `replace`, which
+// make one change and exit, instead read, change and write the file inside one coordinated write
+// (OneShotTextEdit), so runs of the tool on one file at once never lose each other's changes.
 import ExampleDocuments
 import Foundation
 

@@ -117,6 +117,9 @@ do {
     case "remote-watch": try runRemoteRuleCommand(command, Array(arguments.dropFirst()))  // RemoteRuleCommands.swift
     case "remote-coordinated-saver": runRemoteSaveCommand(Array(arguments.dropFirst()))  // RemoteSaveCommands.swift
     case "remote-document": runRemoteDocumentCommand(Array(arguments.dropFirst()))  // RemoteDocumentCommands.swift
+    case "hostile-victim", "hostile-peer": runHostileCommand(command, Array(arguments.dropFirst()))  // HostilePeerCommands.swift
+    case "document-loop": runDocumentLoopCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift
+    case "conflict-lines": runConflictLinesCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift
     default:
         say("unknown command \(command)")
         exit(2)

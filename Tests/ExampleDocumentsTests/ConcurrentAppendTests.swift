@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Two programs appending to one text file at once keep every line: each save that finds the
-/// file changed merges the other's lines (TextDocument's three-way merge) instead of overwriting
-/// them (issue 8: "2 processes × 40 appends keeps all 80 lines").
+/// Two programs appending to one text file at once keep every line (issue 8: "2 processes × 40
+/// appends keeps all 80 lines"): each run reads, appends and writes inside one coordinated write
+/// (issue 15; `ConcurrentOneShotEditTests` adds a replacer and image-tool).
 @Suite("text-editor append from two processes at once")
 struct ConcurrentAppendTests {
     @Test("2 processes × 40 appends keep all 80 lines, in each process's order, with no conflict version")

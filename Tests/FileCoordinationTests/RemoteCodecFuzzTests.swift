@@ -95,9 +95,7 @@ struct RemoteCodecFuzzTests {
     static func validFrames() throws -> [RemoteFrame] {
         var frames = RemoteMessageCodecTests.everyMessage.enumerated().map { index, message in
             RemoteFrame.request(RemoteRequest(
-                id: UInt64(index), presenterNumber: 77, presentedPath: "/home/ann/notes.txt", message: message,
-                borrow: message.lendsLocks ? RemoteBorrow(token: 3, holdings: [
-                    RemoteHolding(lockPath: "/home/ann/notes.txt", group: "g", readers: 1, writers: 0, trees: 0)]) : nil))
+                id: UInt64(index), presenterNumber: 77, presentedPath: "/home/ann/notes.txt", message: message))
         }
         frames += [
             .answer(RemoteAnswer(id: 1, outcome: .relinquished(reacquirer: 4))),

@@ -88,7 +88,7 @@ struct RemoteDocumentSaveTests {
     @Test("without a timeout, a document whose main queue is blocked by something else costs our read saveAnswerLimit, not a hang; it saves later")
     func blockedMainQueueCostsTheSaveLimit() throws {
         let setup = try RemoteDeliveryTests.Setup()
-        setup.runtime.remote.saveAnswerLimit = .milliseconds(500)
+        setup.runtime.remote.answerLimit = .milliseconds(500)
         let child = try Self.document(setup.file, setup)
         defer { child.closeInput(); child.waitForExit() }
         child.send("edit saved late")
@@ -114,7 +114,7 @@ struct RemoteDocumentSaveTests {
     @Test("a stopped document process costs our read its timeout, and saves for the next read once resumed; one killed while asked to save is skipped at once")
     func stoppedAndKilledDocuments() throws {
         let setup = try RemoteDeliveryTests.Setup()
-        setup.runtime.remote.saveAnswerLimit = .seconds(60)  // only the kill may end the last read
+        setup.runtime.remote.answerLimit = .seconds(60)  // only the kill may end the last read
         let child = try Self.document(setup.file, setup)
         child.send("edit edited")
         #expect(child.readLine() == "EDITED")

@@ -24,12 +24,8 @@ struct RemoteMessageCodecTests {
     @Test("every presenter message survives the round trip", arguments: everyMessage.indices)
     func everyMessageRoundTrips(index: Int) throws {
         let message = Self.everyMessage[index]
-        let borrow = message.lendsLocks
-            ? RemoteBorrow(token: 7, holdings: [RemoteHolding(lockPath: "/home/ann/notes.txt", group: nil, readers: 1, writers: 0, trees: 0),
-                                                RemoteHolding(lockPath: "/p.pkg", group: "sync", readers: 2, writers: 1, trees: 1)])
-            : nil
         let frame = RemoteFrame.request(RemoteRequest(id: 42, presenterNumber: 0xDEAD_BEEF, presentedPath: "/home/ann/notes.txt",
-                                                      message: message, borrow: borrow))
+                                                      message: message))
         #expect(try roundTrip(frame) == frame)
     }
 
@@ -61,7 +57,7 @@ struct RemoteMessageCodecTests {
         let path = PathBytes.string(fromBytes: Array("/d/caf".utf8) + [0xFF] + Array(".txt".utf8))
         let url = PathBytes.fileURL(path)
         let frame = RemoteFrame.request(RemoteRequest(id: 1, presenterNumber: 2, presentedPath: path,
-                                                      message: .itemDidMove(to: url), borrow: nil))
+                                                      message: .itemDidMove(to: url)))
         guard case .request(let decoded) = try roundTrip(frame), case .itemDidMove(let decodedURL) = decoded.message else {
             Issue.record("not a request"); return
         }
@@ -74,7 +70,7 @@ struct RemoteMessageCodecTests {
     func dotEndingURLsAreStable(path: String) throws {
         for isDirectory in [false, true] {
             let frame = RemoteFrame.request(RemoteRequest(id: 1, presenterNumber: 1, presentedPath: "/a",
-                                                          message: .itemDidMove(to: URL(fileURLWithPath: path, isDirectory: isDirectory)), borrow: nil))
+                                                          message: .itemDidMove(to: URL(fileURLWithPath: path, isDirectory: isDirectory))))
             let once = try roundTrip(frame)
             #expect(try roundTrip(once) == once)
         }
@@ -128,7 +124,7 @@ struct RemoteMessageCodecTests {
     @Test("every truncation of a valid frame is refused")
     func truncationsAreRefused() throws {
         let frame = try RemoteMessageCodec.encode(.request(RemoteRequest(
-            id: 1, presenterNumber: 2, presentedPath: "/a", message: .versionDidGain(Self.version), borrow: nil)))
+            id: 1, presenterNumber: 2, presentedPath: "/a", message: .versionDidGain(Self.version))))
         for length in 0..<frame.count {
             #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(frame: Array(frame[..<length])) }
         }
@@ -137,12 +133,12 @@ struct RemoteMessageCodecTests {
     @Test("a wrong version, an unknown kind, trailing bytes and bad fields are refused")
     func malformedBodiesAreRefused() throws {
         let body = Array(try RemoteMessageCodec.encode(.answer(RemoteAnswer(id: 1, outcome: .gone))).dropFirst(4))
-        #expect(throws: RemoteCodecError.unsupportedVersion(2)) { try RemoteMessageCodec.decode(body: [2] + body.dropFirst()) }
-        #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: [1, 99] + body.dropFirst(2)) }
+        #expect(throws: RemoteCodecError.unsupportedVersion(3)) { try RemoteMessageCodec.decode(body: [3] + body.dropFirst()) }
+        #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: [RemoteMessageCodec.version, 99] + body.dropFirst(2)) }
         #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: body + [0]) }
         // A relative path, a NUL in a path, text that is not UTF-8, a bad boolean.
         var lookup = WireWriter()
-        lookup.u8(1); lookup.u8(3); lookup.u64(1)
+        lookup.u8(RemoteMessageCodec.version); lookup.u8(3); lookup.u64(1)
         var relative = lookup; try relative.blob(Array("a".utf8), limit: 10); relative.u8(1)
         var withNUL = lookup; try withNUL.blob([UInt8(ascii: "/"), 0], limit: 10); withNUL.u8(1)
         var badScope = lookup; try badScope.blob([UInt8(ascii: "/")], limit: 10); badScope.u8(8)
@@ -150,20 +146,19 @@ struct RemoteMessageCodecTests {
             #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: body) }
         }
         var answer = WireWriter()
-        answer.u8(1); answer.u8(2); answer.u64(1); answer.u8(2); answer.u8(1)
+        answer.u8(RemoteMessageCodec.version); answer.u8(2); answer.u64(1); answer.u8(2); answer.u8(1)
         try answer.blob([0xC3], limit: 10)  // half a character
         answer.i64(1); try answer.text("x", limit: 10)
         #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: answer.bytes) }
         var notBoolean = WireWriter()
-        notBoolean.u8(1); notBoolean.u8(2); notBoolean.u64(1); notBoolean.u8(1); notBoolean.u8(2)
+        notBoolean.u8(RemoteMessageCodec.version); notBoolean.u8(2); notBoolean.u64(1); notBoolean.u8(1); notBoolean.u8(2)
         #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(body: notBoolean.bytes) }
     }
 
-    @Test("locks lent with a notification are refused")
-    func borrowOnlyWithMessagesThatLend() throws {
-        let frame = RemoteFrame.request(RemoteRequest(id: 1, presenterNumber: 1, presentedPath: "/a", message: .itemDidChange,
-                                                      borrow: RemoteBorrow(token: 1, holdings: [])))
-        let bytes = try RemoteMessageCodec.encode(frame)
-        #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(frame: bytes) }
+    @Test("a frame of the first wire version (which could lend locks) is refused, not misread")
+    func firstVersionRefused() throws {
+        var body = try RemoteMessageCodec.encode(.lookup(RemoteLookup(id: 1, path: "/a", scope: .all)))
+        body[RemoteMessageCodec.headerLength] = 1
+        #expect(throws: RemoteCodecError.self) { try RemoteMessageCodec.decode(frame: body) }
     }
 }

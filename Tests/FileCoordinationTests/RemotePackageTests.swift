@@ -65,10 +65,11 @@ struct RemotePackageTests {
     func readInsideAPackage() throws {
         try withPresentedPackage { setup, index, package, inside in
             try setup.coordinator().coordinate(readingItemAt: index) { _ in
-                #expect(package.readLine() == "RELINQUISH-READER")
+                // Saves are asked before the read lock is taken, relinquishments once it is held.
                 #expect(package.readLine() == "SAVE")
-                #expect(inside.readLine() == "RELINQUISH-READER")
+                #expect(package.readLine() == "RELINQUISH-READER")
                 #expect(inside.readLine() == "SAVE")
+                #expect(inside.readLine() == "RELINQUISH-READER")
             }
             #expect(package.readLine() == "REACQUIRE")
             #expect(inside.readLine() == "REACQUIRE")

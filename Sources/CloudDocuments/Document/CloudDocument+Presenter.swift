@@ -46,13 +46,34 @@ extension CloudDocument {
             completionHandler(nil)
             return
         }
-        presenterSaveQueue.async { [self] in
+        let save: @Sendable () -> Void = { [self] in
             do {
-                try performSave(to: url, for: .forOverwriting, origin: .presenter(session: session))
+                // The snapshot first, on the main actor, holding no lock: a main queue that is
+                // busy (or blocked) then delays only this answer — which another process awaits
+                // at most `answerLimit`, before taking its lock — never a lock that every other
+                // coordinator of the file would wait for.
+                let prepared = onMainActor { prepareSave(to: url, for: .forOverwriting) }
+                try performSave(to: url, for: .forOverwriting, origin: .presenter(session: session), prepared: prepared)
+                completionHandler(nil)
+            } catch DocumentError.documentClosed {
+                // Closed meanwhile: a close saves before it closes (or the file was deleted), so
+                // nothing unsaved is left to refuse the reader for — it reads what is on disk.
                 completionHandler(nil)
             } catch {
                 completionHandler(error)
             }
+        }
+        if Coordinator.isLendingLocks(to: self) {
+            // A reader of this process holds its lock and waits for this answer, lending us the
+            // lock: the save must not wait in line behind another save of ours that may be
+            // waiting for that very lock (a save asked by another process, say). It joins the
+            // reader's lock at once, on a thread of its own; `saveLock` keeps two saves from
+            // writing at the same time.
+            let thread = Thread(block: save)
+            thread.name = "CloudDocument.presenterSave (lent locks)"
+            thread.start()
+        } else {
+            presenterSaveQueue.async(execute: save)
         }
     }
 

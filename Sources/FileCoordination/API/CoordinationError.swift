@@ -37,7 +37,9 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .timedOut: return "The file coordination timed out waiting for another reader, writer or presenter."
         case .wouldDeadlock(let url):
             return "Coordinating \(url.path) would deadlock: this thread already holds a conflicting access to it through another coordinator. Reuse that coordinator, or give both the same purposeIdentifier."
-        case .presenterFailed(let error): return "A file presenter refused the access: \(error)"
+        case .presenterFailed(let error):
+            // The presenter's own words (an NSError's description, not its dump).
+            return "A file presenter refused the access: \((error as? LocalizedError)?.errorDescription ?? error.localizedDescription)"
         case .lockDirectoryUnusable(let path, let reason):
             return "The lock directory \(path) cannot be used: \(reason)"
         case .lockFailed(let path, let code):

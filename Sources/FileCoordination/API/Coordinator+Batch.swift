@@ -25,6 +25,7 @@ extension Coordinator {
         let messenger = PresenterMessenger(runtime: runtime, ownPresenter: filePresenter,
                                            requester: effectiveOwner, context: context)
         let accesses = ResolvedAccess.resolve(intents, runtime: runtime)
+        try messenger.askOtherProcessesBeforeLocking(accesses)
         let reacquirers = try messenger.prepare(accesses)
         let prepared = messenger.concernedPresenters(accesses)
         settings.withLock { settings in for id in prepared { settings.batchPrepared[id, default: 0] += 1 } }

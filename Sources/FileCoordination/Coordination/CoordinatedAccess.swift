@@ -28,6 +28,12 @@ struct CoordinatedAccess: Sendable {
             let sequence = moveLog.sequence
             var accesses = ResolvedAccess.resolveBeforeLocking(intents, runtime: runtime)
             let owner = coordinator.effectiveOwner
+            var messenger = PresenterMessenger(
+                runtime: runtime, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
+            messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }
+            // Other processes' presenters save (and step aside for a deletion) before we lock
+            // anything: their answers may need locks (Docs/RemotePresenters.md, invariant 1).
+            try messenger.askOtherProcessesBeforeLocking(accesses)
             var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context, runtime: runtime)
             if moveLog.sequence != sequence {
                 let moved = accesses.map { moveLog.currentPath(of: $0.itemPath, since: sequence) }
@@ -42,9 +48,6 @@ struct CoordinatedAccess: Sendable {
             }
             // What the items are (directory? there at all?) is looked up only now, locks held.
             for index in accesses.indices { accesses[index].inspect() }
-            var messenger = PresenterMessenger(
-                runtime: runtime, ownPresenter: coordinator.filePresenter, requester: owner, context: context)
-            messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }
             let reacquirers: PresenterMessenger.Reacquirers
             do {
                 reacquirers = try messenger.prepare(accesses)

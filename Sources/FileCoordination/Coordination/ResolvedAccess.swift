@@ -38,6 +38,12 @@ struct ResolvedAccess: Sendable {
     /// Looks the item up, with its lock held (see `isDirectory`).
     mutating func inspect() {
         guard needsInspection else { return }
+        inspectNow()
+    }
+
+    /// Looks the item up now, whatever `needsInspection` says: for choosing whom to ask before
+    /// the locks are taken (`PresenterMessenger.askOtherProcessesBeforeLocking`).
+    mutating func inspectNow() {
         var info = stat()
         existedBefore = CanonicalPath.withCString(itemPath) { lstat($0, &info) } == 0
         isDirectory = existedBefore && (info.st_mode & S_IFMT) == S_IFDIR

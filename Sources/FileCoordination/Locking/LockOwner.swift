@@ -114,6 +114,10 @@ final class LockOwner: Sendable {
         var waitingForBusy = 0
         /// Counts finished transitions, so a waiter can tell that one ended.
         var transitions = 0
+        /// Releases made while another thread of this owner had the holding in a kernel
+        /// transition (`.busy`): applied by `finish` when the transition ends. Without this, a
+        /// read ended during another thread's upgrade was lost, and its lock held for ever.
+        var deferredReleases: [String: [Access]] = [:]
     }
 
     private let state = Locked(State())
@@ -127,84 +131,13 @@ final class LockOwner: Sendable {
 
     /// The table through which this owner creates missing lock files (its runtime's).
     let lockTable: LockTable
-    /// For an owner that borrows another process's locks: the paths of the lent holdings, whose
-    /// descriptors this owner closes (never unlocks) when the borrowing ends.
-    private let borrowedPaths: [String]
-
     /// An owner creating lock files through `lockTable` (tests: the process runtime's by default).
     init(lockTable: LockTable = CoordinationRuntime.process.lockTable) {
         self.lockTable = lockTable
-        borrowedPaths = []
     }
 
     deinit {
         state.withLock { state in state.slots.forEachIdle { file, fd in file.checkin(fd) } }
-        endBorrowing()
-    }
-
-    // MARK: Lending to another process (Docs/RemotePresenters.md §3)
-
-    /// One holding as it is lent to a presenter in another process: its lock path, its counts
-    /// and its descriptor (which stays this owner's: the receiver gets a duplicate by `SCM_RIGHTS`).
-    struct LentHolding: Sendable {
-        let path: String
-        let fd: Int32
-        let readers: Int
-        let writers: Int
-        let trees: Int
-    }
-
-    /// The holdings another process may borrow now: plain-mode ones (a group-mode holding's
-    /// cell is this process's; it is not lent, and a borrower needing it waits as before).
-    func lendableHoldings() -> [LentHolding] {
-        state.withLock { state in
-            var lent: [LentHolding] = []
-            state.slots.forEachHeld { path, holding in
-                guard case .plain = holding.mode else { return }
-                lent.append(LentHolding(path: path, fd: holding.fd, readers: holding.readers, writers: holding.writers, trees: holding.trees))
-            }
-            return lent
-        }
-    }
-
-    /// An owner acting for a lock owner of another process: it starts with `lent` as its
-    /// holdings, on the descriptors received with them (`SCM_RIGHTS` duplicates of the lender's,
-    /// so the same open file descriptions and the same OFD locks), `files` being this process's
-    /// entries for their lock files (same order). A coordination that joins it converts the
-    /// lender's locks, as a nested access of the lender would; it never unlocks them (the lent
-    /// counts keep every holding above zero). `endBorrowing` (or the end of the owner) closes
-    /// the received descriptors, which leaves the lender's locks as they are.
-    init(borrowing lent: [LentHolding], files: [LockFile], lockTable: LockTable) {
-        self.lockTable = lockTable
-        borrowedPaths = lent.map(\.path)
-        state.withLock { state in
-            for (holding, file) in zip(lent, files) {
-                var made = Holding(file: file, fd: holding.fd, mode: .plain)
-                made.readers = holding.readers
-                made.writers = holding.writers
-                made.trees = holding.trees
-                state.slots[holding.path] = .held(made)
-            }
-        }
-    }
-
-    /// Ends a borrowing (`init(borrowing:files:lockTable:)`): forgets the lent holdings and
-    /// closes their descriptors. Closing a duplicate never releases an OFD lock while the lender
-    /// keeps its own descriptor, so the lender's locks stay as they are now. A holding in the
-    /// middle of a transition (a presenter that answered before its own coordination ended) keeps
-    /// its descriptor until the owner goes away. Does nothing for an ordinary owner.
-    func endBorrowing() {
-        guard !borrowedPaths.isEmpty else { return }
-        let received = state.withLock { state -> [Int32] in
-            var fds: [Int32] = []
-            for path in borrowedPaths {
-                guard case .held(let holding)? = state.slots[path] else { continue }
-                fds.append(holding.fd)
-                state.slots[path] = nil
-            }
-            return fds
-        }
-        for fd in received { Glibc.close(fd) }
     }
 
     /// Makes this owner fit for another coordinator once its own has gone (see
@@ -369,6 +302,12 @@ final class LockOwner: Sendable {
     func release(_ access: Access, on path: String) {
         enum Next { case nothing, closeAll(Holding), downgrade(Holding), dropTree(Holding) }
         let next: Next = state.withLock { state in
+            if case .busy? = state.slots[path] {
+                // Another thread of this owner is changing the holding in the kernel: its
+                // `finish` applies this release once the new holding is stored.
+                state.deferredReleases[path, default: []].append(access)
+                return .nothing
+            }
             guard case .held(var holding)? = state.slots[path] else { return .nothing }
             Self.bump(&holding, access, by: -1)
             if holding.readers + holding.writers + holding.trees == 0 {
@@ -399,18 +338,24 @@ final class LockOwner: Sendable {
     }
 
     /// Ends a kernel transition: stores the new slot (nil: no holding) and wakes same-owner waiters.
+    /// Releases deferred during the transition (`State.deferredReleases`) are applied then.
     private func finish(_ path: String, _ slot: Slot?) {
-        let wake = state.withLock { state -> Bool in
+        let (wake, deferred) = state.withLock { state -> (Bool, [Access]) in
             state.slots[path] = slot
             state.transitions &+= 1
             defer { state.waitingForBusy = 0 }
-            return state.waitingForBusy > 0
+            var deferred: [Access] = []
+            // (Only a holding can have releases waiting: a fresh acquire or a close had none.)
+            let waiting = state.deferredReleases.removeValue(forKey: path) ?? []
+            if case .held? = slot { deferred = waiting }
+            return (state.waitingForBusy > 0, deferred)
         }
         if wake {
             busyCondition.lock()
             busyCondition.broadcast()
             busyCondition.unlock()
         }
+        for access in deferred { release(access, on: path) }
     }
 
     /// Sleeps until a transition of this owner ends after the one seen busy, or the context's

@@ -96,8 +96,29 @@ enum PresenterMessage: Sendable, Equatable {
         }
     }
 
-    /// Whether the presenter may coordinate (and so borrow the asker's locks) while it answers.
+    /// Whether the presenter may coordinate (and so borrow the asker's locks, in this process)
+    /// while it answers.
     var lendsLocks: Bool { expectedAnswer == .completion }
+
+    /// The presenter method's name, for log lines.
+    var logName: String {
+        switch self {
+        case .relinquishToReader: "relinquishPresentedItem(toReader:)"
+        case .relinquishToWriter: "relinquishPresentedItem(toWriter:)"
+        case .reacquire: "a reacquirer"
+        case .saveChanges: "savePresentedItemChanges"
+        case .accommodateDeletion: "accommodatePresentedItemDeletion"
+        case .accommodateSubitemDeletion: "accommodatePresentedSubitemDeletion"
+        case .itemDidChange: "presentedItemDidChange"
+        case .itemDidMove: "presentedItemDidMove"
+        case .subitemDidAppear: "presentedSubitemDidAppear"
+        case .subitemDidChange: "presentedSubitemDidChange"
+        case .subitemDidMove: "presentedSubitem(at:didMoveTo:)"
+        case .versionDidGain: "presentedItemDidGain"
+        case .versionDidLose: "presentedItemDidLose"
+        case .versionDidResolveConflict: "presentedItemDidResolveConflict"
+        }
+    }
 }
 
 /// A presenter's answer to a request that expects one.

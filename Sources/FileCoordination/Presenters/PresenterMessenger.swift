@@ -37,27 +37,20 @@ struct PresenterMessenger {
         self.remote = runtime.remote
     }
 
-    // MARK: Before the accessor
+    // MARK: Before the accessor (the locks held)
 
     /// Sends relinquish, save and accommodate-deletion requests, in that order, each round waiting
     /// for every answer. On failure, the reacquirers already received are run before throwing.
+    ///
+    /// Runs with the access's locks held. Presenters in other processes are only asked to
+    /// *relinquish* here — an answer that never needs a lock; their save and deletion requests
+    /// went out before the locks were taken (`askOtherProcessesBeforeLocking`), so no process
+    /// ever waits for another process's answer while holding a lock that answer may need
+    /// (Docs/RemotePresenters.md, *Invariants*).
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
-        // Remote presenters hook: some other process may present the item, a folder above it, or
-        // (for a folder removed) something inside it.
-        let elsewhere = accesses.contains {
-            remote.mayConcern($0.itemPath) || (Self.removesFolder($0) && remote.mayConcernInside($0.itemPath))
-                || (isPackageAccess($0) && remote.mayConcernInside($0.lockPath))
-        }
+        let elsewhere = accesses.contains { concernsOtherProcesses($0) }
         guard !registry.isEmpty || elsewhere else { return [] }
-        // Remote presenters hook: a coordination on the main queue records which processes it
-        // waits for, so that their save requests to us do not wait for this main queue
-        // (Docs/RemotePresenters.md, *Save requests and wait cycles*).
-        let endMainQueueWait = elsewhere ? remote.recordMainQueueWait(for: {
-            accesses.reduce(0) {
-                $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1))
-                    | (isPackageAccess($1) ? remote.candidateSlots(at: $1.lockPath, inside: true) : 0)
-            }
-        }) : nil
+        let endMainQueueWait = elsewhere ? recordMainQueueWait(accesses) : nil
         defer { endMainQueueWait?() }
         var readers: [PresenterAddress] = []
         var writers: [PresenterAddress] = []
@@ -66,16 +59,12 @@ struct PresenterMessenger {
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             var concerned = presentersConcerned(by: access)
-            // Remote presenters hook: presenters in other processes are told what those of this
-            // process are (Remote/RemoteFound.swift sorts them); they are asked to save unless
-            // `asksForSaves` is off (CLOUDDOCUMENTS_REMOTE_SAVES=0).
-            // For a package (or an item inside one) the lookup is of the package and everything
-            // inside it: all of them are concerned, as in this process (`presentersConcerned`).
+            let saving = concerned
+            // Presenters in other processes relinquish as those of this process do (for a
+            // package, all of them: the package and everything inside it).
             let found = elsewhere ? try remoteAddresses(for: access) : []
             let elsewhereFound = RemoteFound(found, item: access.itemPath)
-            let elsewhereConcerned = isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhereFound.item
-            let saving = remote.asksForSaves ? concerned + elsewhereConcerned : concerned
-            concerned += elsewhereConcerned
+            concerned += isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhereFound.item
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
@@ -84,16 +73,14 @@ struct PresenterMessenger {
                 if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
                 if access.deletes && access.existedBefore {
-                    deleted += registry.addresses(at: access.itemPath) + elsewhereFound.item
-                    deleted += registry.addressesInside(access.itemPath) + elsewhereFound.inside
+                    deleted += registry.addresses(at: access.itemPath)
+                    deleted += registry.addressesInside(access.itemPath)
                     let url = CanonicalPath.url(for: access.itemPath)
-                    subitemDeletions += (registry.addressesOfAncestors(of: access.itemPath) + elsewhereFound.ancestors).map { ($0, url) }
+                    subitemDeletions += registry.addressesOfAncestors(of: access.itemPath).map { ($0, url) }
                 }
             } else {
                 readers += concerned
-                if access.readingOptions.isDisjoint(with: [.withoutChanges, .immediatelyAvailableMetadataOnly]) {
-                    savers += saving
-                }
+                if Self.asksForSaves(access) { savers += saving }
             }
         }
         var reacquirers: Reacquirers = []
@@ -112,16 +99,42 @@ struct PresenterMessenger {
         return reacquirers
     }
 
+    /// Whether presenters of `access`'s item are asked to save: a read that may see changes, or
+    /// a write `.forMerging` (Apple's rule).
+    static func asksForSaves(_ access: ResolvedAccess) -> Bool {
+        access.isWrite ? access.writingOptions.contains(.forMerging)
+            : access.readingOptions.isDisjoint(with: [.withoutChanges, .immediatelyAvailableMetadataOnly])
+    }
+
+    /// Whether another process may present the item, a folder above it, or (for a folder
+    /// removed, a package) something inside: a few loads, no system call.
+    func concernsOtherProcesses(_ access: ResolvedAccess) -> Bool {
+        remote.mayConcern(access.itemPath) || (Self.removesFolder(access) && remote.mayConcernInside(access.itemPath))
+            || (isPackageAccess(access) && remote.mayConcernInside(access.lockPath))
+    }
+
+    /// Records, for a coordination on the main queue, which processes it is about to wait for, so
+    /// that their requests to us are not left waiting for this main queue (invariant 4 of
+    /// Docs/RemotePresenters.md). Returns the closure that ends the record, or nil.
+    func recordMainQueueWait(_ accesses: [ResolvedAccess]) -> (() -> Void)? {
+        remote.recordMainQueueWait(for: {
+            accesses.reduce(0) {
+                $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1))
+                    | (isPackageAccess($1) ? remote.candidateSlots(at: $1.lockPath, inside: true) : 0)
+            }
+        })
+    }
+
     /// True for an access to a package or to an item inside one (its presenters, and those of
     /// everything inside the package, are concerned).
-    private func isPackageAccess(_ access: ResolvedAccess) -> Bool {
+    func isPackageAccess(_ access: ResolvedAccess) -> Bool {
         access.isInsidePackage || packageExtensions.isPackage(access.lockPath)
     }
 
     /// The presenters in other processes an access concerns: of the item, the folders above it
     /// and (for a folder removed) inside it; for a package access, of the package, the folders
     /// above it and everything inside it. Remembered under the item's path for `finish`.
-    private func remoteAddresses(for access: ResolvedAccess) throws(CoordinationError) -> [PresenterAddress] {
+    func remoteAddresses(for access: ResolvedAccess) throws(CoordinationError) -> [PresenterAddress] {
         if isPackageAccess(access) {
             return try remote.addresses(at: access.lockPath, inside: true, rememberedAs: access.itemPath, context: context)
         }
@@ -129,7 +142,7 @@ struct PresenterMessenger {
     }
 
     /// A write that deletes, moves away or replaces a directory: presenters inside it are concerned.
-    private static func removesFolder(_ access: ResolvedAccess) -> Bool {
+    static func removesFolder(_ access: ResolvedAccess) -> Bool {
         access.isWrite && access.isDirectory && (access.removesItem || access.deletes)
     }
 
@@ -153,14 +166,26 @@ struct PresenterMessenger {
         guard !presenters.isEmpty else { return [] }
         let collector = AnswerCollector(expecting: presenters.count)
         let delivery = self.delivery
+        let limit = answerLimitMilliseconds
         for address in presenters {
-            let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
-                                           message: toWriter ? .relinquishToWriter : .relinquishToReader, borrow: nil)
-            delivery.send(request) { answer in
+            let message: PresenterMessage = toWriter ? .relinquishToWriter : .relinquishToReader
+            let request = PresenterRequest(presenter: address.id, presentedPath: address.path, message: message, borrow: nil)
+            let answered: @Sendable (PresenterAnswer) -> Void = { answer in
                 guard case .relinquished(let id) = answer else { return collector.answer() }
                 collector.answer(reacquirer: id.map {
                     Reacquirer(presenter: address.id, presentedPath: address.path, id: $0, delivery: delivery)
                 })
+            }
+            if let limit, !address.id.isInThisProcess {
+                // A relinquishment answered after the limit is given back at once.
+                let late: @Sendable (PresenterAnswer) -> Void = { answer in
+                    guard case .relinquished(let id?) = answer else { return }
+                    Reacquirer(presenter: address.id, presentedPath: address.path, id: id, delivery: delivery).send()
+                }
+                delivery.send(request, answer: Self.bounded(answered, by: limit, default: .relinquished(reacquirer: nil),
+                                                            presenter: address, message: message, late: late))
+            } else {
+                delivery.send(request, answer: answered)
             }
         }
         do {
@@ -171,41 +196,52 @@ struct PresenterMessenger {
         }
     }
 
-    /// Sends requests that answer through a completion handler. While a presenter works on one,
-    /// its own coordinations join the requester's locks: the request carries a `BorrowToken` for
-    /// them, lent until every answer is in (or the wait fails).
-    private func ask(_ requests: [(PresenterAddress, PresenterMessage)]) throws(CoordinationError) {
+    /// Sends requests that answer through a completion handler. While a presenter *of this
+    /// process* works on one, its own coordinations join the requester's locks: the request
+    /// carries a `BorrowToken` for them, lent until every answer is in (or the wait fails).
+    /// Presenters in other processes get no token (no lock crosses a process boundary) and, for a
+    /// coordination without a timeout, are awaited at most `RemotePresence.answerLimit`.
+    func ask(_ requests: [(PresenterAddress, PresenterMessage)]) throws(CoordinationError) {
         guard !requests.isEmpty else { return }
         let collector = AnswerCollector(expecting: requests.count)
         let token = lending.lend(requester)
         defer { lending.end(token) }
-        // Without a timeout, a save request to another process waits at most `saveAnswerLimit`.
-        let saveLimit = context.deadline == nil ? remote.saveAnswerLimitMilliseconds : nil
+        let limit = answerLimitMilliseconds
         for (address, message) in requests {
+            let local = address.id.isInThisProcess
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
-                                           message: message, borrow: message.lendsLocks ? token : nil)
+                                           message: message, borrow: message.lendsLocks && local ? token : nil)
             var record: @Sendable (PresenterAnswer) -> Void = { answer in
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
-            if let saveLimit, case .saveChanges = message, !address.id.isInThisProcess {
-                record = Self.bounded(record, by: saveLimit, presenter: address)
+            if let limit, !local {
+                record = Self.bounded(record, by: limit, default: .completed(nil), presenter: address, message: message)
             }
             delivery.send(request, answer: record)
         }
         _ = try collector.wait(context)
     }
 
-    /// `answer`, called with "completed, no error" when the presenter (in another process) has
-    /// not answered within `milliseconds`; its own answer, if it comes later, is dropped.
+    /// How long, in milliseconds, an answer from another process is awaited by a coordination
+    /// without a timeout (`RemotePresence.answerLimit`); nil with a timeout (the caller's applies).
+    private var answerLimitMilliseconds: Int? {
+        context.deadline == nil ? remote.answerLimitMilliseconds : nil
+    }
+
+    /// `answer`, called with `fallback` when the presenter (in another process) has not answered
+    /// within `milliseconds`; its own answer, if it comes later, goes to `late` instead.
     private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by milliseconds: Int,
-                                presenter: PresenterAddress) -> @Sendable (PresenterAnswer) -> Void {
+                                default fallback: PresenterAnswer, presenter: PresenterAddress, message: PresenterMessage,
+                                late: (@Sendable (PresenterAnswer) -> Void)? = nil) -> @Sendable (PresenterAnswer) -> Void {
         let once = AnswerOnce()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
             guard once.first() else { return }
-            RemoteLog.unsaved("process \(presenter.id.process) did not answer a save request within \(milliseconds) ms; reading without it")
-            answer(.completed(nil))
+            RemoteLog.cutOff("process \(presenter.id.process) did not answer \(message.logName) within \(milliseconds) ms; going on without it")
+            answer(fallback)
         }
-        return { reply in if once.first() { answer(reply) } }
+        return { reply in
+            if once.first() { answer(reply) } else { late?(reply) }
+        }
     }
 
     // MARK: After the accessor
@@ -284,11 +320,11 @@ struct PresenterMessenger {
 
     // MARK: Helpers
 
-    private func isOwn(_ address: PresenterAddress) -> Bool {
+    func isOwn(_ address: PresenterAddress) -> Bool {
         alreadyPrepared.contains(address.id) || address.id == ownPresenter
     }
 
-    private func unique(_ presenters: [PresenterAddress]) -> [PresenterAddress] {
+    func unique(_ presenters: [PresenterAddress]) -> [PresenterAddress] {
         var seen = Set<PresenterID>()
         return presenters.filter { !isOwn($0) && seen.insert($0.id).inserted }
     }

@@ -2,43 +2,44 @@ import Glibc
 
 /// Collects bytes read from a stream and cuts them into frames (`RemoteMessageCodec`'s
 /// `[length][body]`). A length over the limit is a protocol violation reported before the body
-/// is read, so a peer cannot make us buffer more than one frame's worth.
+/// is read, so a peer cannot make us buffer more than one frame's worth: after `next()` returned
+/// nil, at most `headerLength + maximumFrameLength - 1` bytes are kept, and a reader appends one
+/// chunk (`RemoteBounds.readChunk`) at a time, each followed by `next()` until nil.
 ///
-/// Descriptors received beside the bytes (`SCM_RIGHTS`, `UnixSocket.receive`) wait in
-/// `descriptors` and go, first in first out, to the requests that lend locks, one per holding.
+/// Frames are cut without moving the bytes after them (a read offset; the buffer is compacted
+/// when the offset passes half of it), so a chunk of many small frames costs linear time.
+///
+/// No descriptor ever travels beside a frame: the connections are read with plain `recv`, so the
+/// kernel discards (closes) any a peer attaches.
 struct FrameBuffer {
     private var bytes: [UInt8] = []
-    /// Received descriptors not yet given to a frame (this buffer's to close: `closeDescriptors`).
-    var descriptors: [Int32] = []
+    /// Where the next frame starts in `bytes`.
+    private var start = 0
 
-    mutating func append(_ chunk: UnsafeRawBufferPointer) { bytes.append(contentsOf: chunk) }
+    /// Bytes held and not yet cut into a frame.
+    var count: Int { bytes.count - start }
 
-    /// The next whole frame, decoded; nil when more bytes are needed. Throws for a frame that
-    /// cannot be decoded (the stream is then unusable: frames no longer line up), and for a
-    /// request lending more locks than descriptors came with it.
-    mutating func next() throws(RemoteCodecError) -> RemoteFrame? {
-        guard bytes.count >= RemoteMessageCodec.headerLength else { return nil }
-        let length = try RemoteMessageCodec.bodyLength(header: Array(bytes[0..<RemoteMessageCodec.headerLength]))
-        let end = RemoteMessageCodec.headerLength + length
-        guard bytes.count >= end else { return nil }
-        let body = Array(bytes[RemoteMessageCodec.headerLength..<end])
-        bytes.removeFirst(end)
-        var frame = try RemoteMessageCodec.decode(body: body)
-        if case .request(var request) = frame, var borrow = request.borrow, !borrow.holdings.isEmpty {
-            guard descriptors.count >= borrow.holdings.count else {
-                throw .malformed("\(borrow.holdings.count) locks lent with \(descriptors.count) descriptors")
-            }
-            borrow.descriptors = Array(descriptors.prefix(borrow.holdings.count))
-            descriptors.removeFirst(borrow.holdings.count)
-            request.borrow = borrow
-            frame = .request(request)
+    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        if start > 0, start >= bytes.count / 2 {
+            bytes.removeFirst(start)
+            start = 0
         }
-        return frame
+        bytes.append(contentsOf: chunk)
     }
 
-    /// Closes the descriptors no frame took (the connection is closing).
-    mutating func closeDescriptors() {
-        for descriptor in descriptors { close(descriptor) }
-        descriptors.removeAll()
+    /// The next whole frame, decoded; nil when more bytes are needed. Throws for a frame that
+    /// cannot be decoded (the stream is then unusable: frames no longer line up).
+    mutating func next() throws(RemoteCodecError) -> RemoteFrame? {
+        let header = RemoteMessageCodec.headerLength
+        guard count >= header else {
+            if count == 0, start > 0 { bytes.removeAll(keepingCapacity: bytes.capacity <= 2 * RemoteBounds.readChunk); start = 0 }
+            return nil
+        }
+        let length = try RemoteMessageCodec.bodyLength(header: Array(bytes[start..<start + header]))
+        let end = start + header + length
+        guard bytes.count >= end else { return nil }
+        let body = Array(bytes[start + header..<end])
+        start = end
+        return try RemoteMessageCodec.decode(body: body)
     }
 }

@@ -7,15 +7,22 @@ import Glibc
 /// answer (relinquished without reacquirer, completed without error) when the presenter's
 /// process is gone or dies before answering.
 ///
-/// A request with a `BorrowToken` lends the asker's locks with it (`RemoteLockLending`).
+/// No lock ever crosses to another process: a request carries no borrow token, and what a
+/// presenter there does to answer (a save) it does under locks of its own
+/// (Docs/RemotePresenters.md, *Invariants*).
+///
+/// A link that ends before an answer while the peer's process is still alive (its endpoint
+/// closed our connection — idle, at its connection cap, or a bound passed — or our link passed
+/// one of its own bounds) is not taken for a dead peer: the request is sent once more on a new
+/// link, and if that fails too it is logged (`RemoteLog`) before the default answer is used. A
+/// peer whose process is gone (its connection refused) is skipped at once, as before.
 final class RemoteDelivery: PresenterDelivery {
-    /// The asking runtime's lending table (set by `RemotePresence.attach`), for requests that lend.
-    private let lending = Locked<LockLending?>(nil)
-
-    func lend(through lending: LockLending) { self.lending.withLock { $0 = lending } }
-
-    /// One link per slot of the presence table, made on first use, replaced when it closed.
+    /// One link per slot of the presence table, made on first use, replaced when it closed or
+    /// went stale (`PeerLink.isStale`).
     private let links = Locked<[Int: PeerLink]>([:])
+    /// Where the endpoints are, and the table naming each slot's process: set by `lookup`, used
+    /// to reconnect when a link ends under a request.
+    private let reach = Locked<(folder: String, table: PresenceTable)?>(nil)
     /// Which slot each remote presenter was found in, and the presenters last found at each path
     /// (so the messages after an access reach those asked before it without asking again).
     private let known = Locked<(routes: [PresenterID: Int], atPath: [String: [PresenterAddress]])>(([:], [:]))
@@ -53,20 +60,38 @@ final class RemoteDelivery: PresenterDelivery {
     /// says, a directory above it or something inside it), waiting as `context` allows. A slot
     /// whose process is gone is reaped and skipped at once. The answer is remembered for
     /// `lastFound(at:)` under `rememberedAs` (`path` when nil).
+    ///
+    /// Without a deadline in `context`, a process is awaited at most `limitMilliseconds`: one that
+    /// does not answer by then (stopped, overloaded) is taken to present nothing there (logged,
+    /// `RemoteLog.cutOffCount`), and the lookup goes on with the next.
     func lookup(_ path: String, scope: RemoteLookup.Scope = .concerning, slots: UInt64, table: PresenceTable,
-                socketFolder: String, rememberedAs: String? = nil, context: WaitContext) throws(CoordinationError) -> [PresenterAddress] {
+                socketFolder: String, rememberedAs: String? = nil, context: WaitContext,
+                limitMilliseconds: Int) throws(CoordinationError) -> [PresenterAddress] {
         var found: [PresenterAddress] = []
         var routes: [(PresenterID, Int)] = []
+        reach.withLock { $0 = (socketFolder, table) }
         for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
-            guard let link = link(slot, socketFolder: socketFolder) else {
-                table.reapIfDead(slot)
+            guard let link = link(slot) else {
+                if let pid = liveOwner(of: slot) {  // else reaped
+                    RemoteLog.dropped("a lookup of \(path) in process \(pid): it is alive but cannot be reached; taken to present nothing there")
+                }
                 continue
             }
             let counter = table.publications(ofSlot: slot)  // before asking: see `nothingThere`
-            let id = link.makeID()
             let wait = RemoteWait()
-            link.ask(.lookup(RemoteLookup(id: id, path: path, scope: scope)), id: id) { wait.fulfil($0) }
-            guard case .lookupAnswer(let answer)? = try wait.wait(context) else { continue }
+            ask(on: link, slot: slot, what: "a lookup of \(path)") { id in
+                .lookup(RemoteLookup(id: id, path: path, scope: scope))
+            } answer: { wait.fulfil($0) }
+            var bounded = context
+            if context.deadline == nil { bounded.deadline = .now + .milliseconds(limitMilliseconds) }
+            let reply: RemoteFrame?
+            do {
+                reply = try wait.wait(bounded)
+            } catch .timedOut where context.deadline == nil {
+                RemoteLog.cutOff("process \(link.peer.pid) did not answer a lookup within \(limitMilliseconds) ms; taken to present nothing at \(path)")
+                continue
+            }
+            guard case .lookupAnswer(let answer)? = reply else { continue }
             if answer.entries.isEmpty && scope == .concerning {
                 nothingThere.withLock { cache in
                     if cache.count >= Self.rememberedNegatives { cache.removeAll() }
@@ -93,22 +118,30 @@ final class RemoteDelivery: PresenterDelivery {
         case .relinquishment: .relinquished(reacquirer: nil)
         case .completion: .completed(nil)
         }
-        guard let slot = known.withLock({ $0.routes[request.presenter] }),
-              let link = links.withLock({ $0[slot] }), link.isOpen else {
+        guard let slot = known.withLock({ $0.routes[request.presenter] }) else {
             if let fallback { answer?(fallback) }
             return
         }
-        let id = link.makeID()
-        let frame = RemoteFrame.request(RemoteRequest(id: id, presenterNumber: UInt64(request.presenter.number),
-                                                      presentedPath: request.presentedPath, message: request.message,
-                                                      borrow: request.borrow.flatMap { token in
-                                                          lending.withLock { $0 }.flatMap { RemoteLockLending.borrow(for: token, lending: $0) }
-                                                      }))
-        guard let answer, let fallback else {
-            link.send(frame)
+        guard let link = link(slot) else {
+            if let pid = liveOwner(of: slot) {
+                RemoteLog.dropped("\(request.message.logName) to process \(pid): it is alive but cannot be reached; answered with the defaults")
+            }
+            if let fallback { answer?(fallback) }
             return
         }
-        link.ask(frame, id: id) { reply in
+        let frame: @Sendable (UInt64) -> RemoteFrame = { id in
+            .request(RemoteRequest(id: id, presenterNumber: UInt64(request.presenter.number),
+                                   presentedPath: request.presentedPath, message: request.message))
+        }
+        guard let answer, let fallback else {
+            if link.send(frame(link.makeID())) { return }
+            // Our link ended under us: once more on a new one if the process is alive.
+            guard isAlive(link.peer.pid, slot: slot) else { return }
+            if let again = self.link(slot), again !== link, again.send(frame(again.makeID())) { return }
+            RemoteLog.dropped("\(request.message.logName) to process \(link.peer.pid): its connection closed while it is alive, and could not be sent again")
+            return
+        }
+        ask(on: link, slot: slot, what: request.message.logName, frame: frame) { reply in
             guard case .answer(let remote)? = reply else { return answer(fallback) }
             switch remote.outcome {
             case .relinquished(let reacquirer): answer(.relinquished(reacquirer: reacquirer.map(ReacquirerID.init(value:))))
@@ -118,12 +151,64 @@ final class RemoteDelivery: PresenterDelivery {
         }
     }
 
-    /// The open link to `slot`'s endpoint, connecting when there is none; nil when nobody listens.
-    private func link(_ slot: Int, socketFolder: String) -> PeerLink? {
-        if let link = links.withLock({ $0[slot] }), link.isOpen { return link }
-        guard let link = try? PeerLink(path: socketFolder + "/\(slot)") else { return nil }
-        links.withLock { $0[slot] = link }
-        return link
+    /// Asks on `link`; when it ends before the answer while the peer's process is still alive,
+    /// asks once more on a new link (`frame` makes the frame for a request id). `answer` gets nil
+    /// when the peer is gone — or alive but the second ask failed too, which is logged: the
+    /// caller then uses the default answer, never silently.
+    private func ask(on link: PeerLink, slot: Int, what: String, frame: @escaping @Sendable (UInt64) -> RemoteFrame,
+                     answer: @escaping @Sendable (RemoteFrame?) -> Void) {
+        let id = link.makeID()
+        link.ask(frame(id), id: id) { [weak self] reply in
+            guard reply == nil, let self, isAlive(link.peer.pid, slot: slot) else { return answer(reply) }
+            guard let again = self.link(slot), again !== link, again.peer.pid == link.peer.pid else {
+                RemoteLog.dropped("\(what) to process \(link.peer.pid): its connection closed while it is alive, and no new one could be made; answered with the defaults")
+                return answer(nil)
+            }
+            let id = again.makeID()
+            again.ask(frame(id), id: id) { [weak self] reply in
+                if reply == nil, let self, isAlive(again.peer.pid, slot: slot) {
+                    RemoteLog.dropped("\(what) to process \(again.peer.pid): its connection closed twice while it is alive; answered with the defaults")
+                }
+                answer(reply)
+            }
+        }
+    }
+
+    /// Whether the process `pid` still runs and still owns `slot` (then a link that ended was
+    /// closed on purpose, not by its death).
+    private func isAlive(_ pid: Int32, slot: Int) -> Bool {
+        liveOwner(of: slot) == pid
+    }
+
+    /// The process that owns `slot`, when it still runs: it holds the slot's lock (the kernel
+    /// drops it when the process dies, before its parent reaps it) and `kill(pid, 0)` finds it.
+    /// A dead owner's slot is reaped on the way (`PresenceTable.reapIfDead`).
+    private func liveOwner(of slot: Int) -> Int32? {
+        guard let table = reach.withLock({ $0?.table }) else { return nil }
+        let pid = table.pid(ofSlot: slot)
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM, !table.reapIfDead(slot) else { return nil }
+        return pid
+    }
+
+    /// The open link to `slot`'s endpoint, connecting when there is none (or it ended, or went
+    /// stale); nil when nobody listens there (or before any lookup told where the endpoints are).
+    private func link(_ slot: Int) -> PeerLink? {
+        var stale: PeerLink?
+        if let link = links.withLock({ $0[slot] }), link.isOpen {
+            guard link.isStale else { return link }
+            stale = link
+        }
+        guard let folder = reach.withLock({ $0?.folder }),
+              let made = try? PeerLink(path: folder + "/\(slot)") else { return nil }
+        let (chosen, unused) = links.withLock { links -> (PeerLink, PeerLink?) in
+            // Another thread may have made one meanwhile: keep the first, close ours.
+            if let current = links[slot], current !== stale, current.isOpen { return (current, made) }
+            links[slot] = made
+            return (made, nil)
+        }
+        unused?.close()
+        stale?.close()
+        return chosen
     }
 
     deinit {

@@ -12,11 +12,6 @@ enum RemoteFrame: Sendable, Equatable {
     /// The presenters found by a lookup.
     case lookupAnswer(RemoteLookupAnswer)
 
-    /// The descriptors that travel beside this frame (a request's lent locks), or none.
-    var lentDescriptors: [Int32] {
-        if case .request(let request) = self { return request.borrow?.descriptors ?? [] }
-        return []
-    }
 }
 
 /// A `PresenterRequest` on the wire: the presenter is named by its number in the receiving
@@ -28,31 +23,6 @@ struct RemoteRequest: Sendable, Equatable {
     /// The canonical path the presenter is known at (a lossless path string).
     var presentedPath: String
     var message: PresenterMessage
-    /// For requests the presenter may answer by coordinating: the locks lent (see §3 of the design).
-    var borrow: RemoteBorrow?
-}
-
-/// The locks an asker lends with a save or deletion request. The descriptors travel beside the
-/// frame as `SCM_RIGHTS` data, one per holding, in the same order.
-struct RemoteBorrow: Sendable, Equatable {
-    /// The asker's `BorrowToken` value (for its logs; the receiver makes a token of its own).
-    var token: UInt64
-    var holdings: [RemoteHolding]
-    /// The descriptors of the holdings (same order), as sent or received beside the frame; not
-    /// part of the encoded bytes. Received ones belong to whoever handles the request (closed by
-    /// the borrowing owner, `LockOwner.endBorrowing`).
-    var descriptors: [Int32] = []
-}
-
-/// One lock the asker holds and lends: enough for the receiver to rebuild the `LockOwner` holding.
-struct RemoteHolding: Sendable, Equatable {
-    /// The canonical path of the lock (the item, or the package that contains it).
-    var lockPath: String
-    /// The purpose identifier when the lock is held in group mode; nil in plain mode.
-    var group: String?
-    var readers: UInt32
-    var writers: UInt32
-    var trees: UInt32
 }
 
 /// The answer to a `RemoteRequest`.

@@ -17,8 +17,21 @@ enum RemoteLog {
         line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
 
-    /// Reports a save request answered without the presenter (a wait cycle between processes,
-    /// or no answer within `RemotePresence.saveAnswerLimit`): the reader reads the bytes on disk.
+    private static let cutOffs = Atomic<Int>(0)
+
+    /// How many answers from other processes were not awaited past `RemotePresence.answerLimit`
+    /// since the process started (ordinary editing never reaches the limit: tests assert 0).
+    static var cutOffCount: Int { cutOffs.load(ordering: .acquiring) }
+
+    /// Reports an answer from another process that did not come within
+    /// `RemotePresence.answerLimit`: the coordination went on as if it had been answered.
+    static func cutOff(_ what: String) {
+        cutOffs.add(1, ordering: .acquiringAndReleasing)
+        unsaved(what)
+    }
+
+    /// Reports a request answered without the presenter (a wait cycle between processes):
+    /// the asker goes on with the bytes on disk.
     static func unsaved(_ what: String) {
         let line = Array("FileCoordination: remote presenters: \(what)\n".utf8)
         line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }

@@ -10,12 +10,12 @@ import SystemSupport
 /// bytes) and throws `RemoteCodecError` — it never traps; `encode` throws `.tooLarge` rather than
 /// produce a frame the other side would refuse.
 enum RemoteMessageCodec {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     /// The largest body accepted; a bigger announced length closes the connection unread.
     static let maximumFrameLength = 64 * 1024
     /// Paths, purpose identifiers, error domains and descriptions.
     static let textLimit = 4096
-    /// Lookup answers and lent holdings.
+    /// Lookup answers.
     static let entryLimit = 1024
     /// Bytes before the body: its length.
     static let headerLength = 4
@@ -116,20 +116,6 @@ enum RemoteMessageCodec {
         writer.u64(request.presenterNumber)
         try writePath(request.presentedPath, to: &writer)
         try write(request.message, to: &writer)
-        try writer.optional(request.borrow) { (writer: inout WireWriter, borrow: RemoteBorrow) throws(RemoteCodecError) in
-            writer.u64(borrow.token)
-            guard borrow.holdings.count <= entryLimit else { throw .tooLarge("\(borrow.holdings.count) lent locks") }
-            writer.u32(UInt32(borrow.holdings.count))
-            for holding in borrow.holdings {
-                try writePath(holding.lockPath, to: &writer)
-                try writer.optional(holding.group) { (writer: inout WireWriter, group: String) throws(RemoteCodecError) in
-                    try writer.text(group, limit: textLimit)
-                }
-                writer.u32(holding.readers)
-                writer.u32(holding.writers)
-                writer.u32(holding.trees)
-            }
-        }
     }
 
     private static func readRequest(_ reader: inout WireReader) throws(RemoteCodecError) -> RemoteRequest {
@@ -137,23 +123,7 @@ enum RemoteMessageCodec {
         let number = try reader.u64()
         let path = try readPath(&reader)
         let message = try readMessage(&reader)
-        let borrow = try reader.optional { (reader: inout WireReader) throws(RemoteCodecError) -> RemoteBorrow in
-            let token = try reader.u64()
-            let count = Int(try reader.u32())
-            guard count <= entryLimit else { throw .malformed("\(count) lent locks") }
-            var holdings: [RemoteHolding] = []
-            for _ in 0..<count {
-                let lockPath = try readPath(&reader)
-                let group = try reader.optional { (reader: inout WireReader) throws(RemoteCodecError) -> String in
-                    try reader.text(limit: textLimit)
-                }
-                holdings.append(RemoteHolding(lockPath: lockPath, group: group, readers: try reader.u32(),
-                                              writers: try reader.u32(), trees: try reader.u32()))
-            }
-            return RemoteBorrow(token: token, holdings: holdings)
-        }
-        if borrow != nil, !message.lendsLocks { throw .malformed("locks lent with a message that does not borrow") }
-        return RemoteRequest(id: id, presenterNumber: number, presentedPath: path, message: message, borrow: borrow)
+        return RemoteRequest(id: id, presenterNumber: number, presentedPath: path, message: message)
     }
 
     private static func write(_ message: PresenterMessage, to writer: inout WireWriter) throws(RemoteCodecError) {

@@ -38,11 +38,11 @@ final class RemotePresence: Sendable {
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
     /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`) before
-    /// a read and for `.forMerging`: the request lends the asker's locks (`RemoteLockLending`), so a
-    /// presenter that answers by coordinating a write (as CloudDocument does) joins them instead of
-    /// waiting for them (Docs/RemotePresenters.md §3). On by default; the environment variable
-    /// `CLOUDDOCUMENTS_REMOTE_SAVES=0` turns it off for a process (other processes' presenters then
-    /// only relinquish, and a reader gets the bytes last saved). Tests set it.
+    /// a read and for `.forMerging`. The request goes out *before* the asker takes its locks, so a
+    /// presenter that answers by coordinating a write (as CloudDocument does) takes its own lock
+    /// and never waits for the asker's (Docs/RemotePresenters.md, *Invariants*). On by default;
+    /// the environment variable `CLOUDDOCUMENTS_REMOTE_SAVES=0` turns it off for a process (other
+    /// processes' presenters then only relinquish, and a reader gets the bytes last saved).
     var asksForSaves: Bool {
         get { savesAsked.load(ordering: .relaxed) }
         set { savesAsked.store(newValue, ordering: .relaxed) }
@@ -51,31 +51,32 @@ final class RemotePresence: Sendable {
     /// The environment variable that turns save requests to other processes off (`0`).
     static let savesEnvironmentVariable = "CLOUDDOCUMENTS_REMOTE_SAVES"
 
-    /// How long a coordination **without a timeout** waits for a presenter in another process to
-    /// answer a save request (default 10 s). When it passes, the request counts as answered
-    /// without saving (logged) and the read goes on with the bytes on disk; an answer that comes
-    /// later is dropped. A coordination with a `timeout` waits up to that timeout instead, and
-    /// fails with `.timedOut`, as for every other wait. This is what keeps a wait cycle that no
-    /// coordinator can see (a main queue blocked on something else than a coordination: a pipe,
-    /// a semaphore) from hanging both processes for ever (Docs/RemotePresenters.md, *Save
-    /// requests and wait cycles*).
-    var saveAnswerLimit: Duration {
-        get { .milliseconds(saveAnswerLimitMilliseconds) }
+    /// How long a coordination **without a timeout** waits for another process: a lookup, a
+    /// relinquishment, a save or deletion request (default 10 s). When it passes, that process
+    /// counts as having answered with the protocol's default (no presenters, relinquished,
+    /// completed without error), logged, and counted in `RemoteLog.cutOffCount`; an answer that
+    /// comes later is dropped (a late reacquirer is sent back at once). A coordination with a
+    /// `timeout` waits up to that timeout instead, and fails with `.timedOut`, as for every other
+    /// wait. No wait cycle between processes can hold locks (invariants 1–3 of
+    /// Docs/RemotePresenters.md), so this limit is reached only when a process does not answer at
+    /// all — stopped (`SIGSTOP`), its main queue blocked by something else than a coordination,
+    /// or a presenter that never calls its handler — never in ordinary editing.
+    var answerLimit: Duration {
+        get { .milliseconds(answerLimitMilliseconds) }
         set {
             let (seconds, attoseconds) = newValue.components
-            saveLimitMilliseconds.store(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000), ordering: .relaxed)
+            answerLimitStorage.store(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000), ordering: .relaxed)
         }
     }
-    /// `saveAnswerLimit` in whole milliseconds.
-    var saveAnswerLimitMilliseconds: Int { saveLimitMilliseconds.load(ordering: .relaxed) }
-    private let saveLimitMilliseconds = Atomic<Int>(10_000)
+    /// `answerLimit` in whole milliseconds.
+    var answerLimitMilliseconds: Int { answerLimitStorage.load(ordering: .relaxed) }
+    private let answerLimitStorage = Atomic<Int>(10_000)
 
     private let serving = Locked<Serving>(Serving())
 
     private struct Serving {
         var registry: PresenterRegistry?
         var local: InProcessDelivery?
-        var lockTable: LockTable?
         var claim: PresenceTable.SlotClaim?
         var endpoint: RemoteEndpoint?
         var failed = false
@@ -90,11 +91,9 @@ final class RemotePresence: Sendable {
     /// False only when the environment turns remote presenters off (`CLOUDDOCUMENTS_REMOTE_PRESENTERS=0`).
     static var enabledByEnvironment: Bool { ProcessInfo.processInfo.environment[environmentVariable] != "0" }
 
-    /// Connects the serving side to the runtime's registry, in-process delivery and lock table
-    /// (for the owners that borrow other processes' locks), and the asking side to its lending.
-    func attach(registry: PresenterRegistry, delivery: InProcessDelivery, lockTable: LockTable) {
-        serving.withLock { $0.registry = registry; $0.local = delivery; $0.lockTable = lockTable }
-        self.delivery.lend(through: delivery.borrowing.lending)
+    /// Connects the serving side to the runtime's registry and in-process delivery.
+    func attach(registry: PresenterRegistry, delivery: InProcessDelivery) {
+        serving.withLock { $0.registry = registry; $0.local = delivery }
     }
 
     deinit {
@@ -191,7 +190,7 @@ final class RemotePresence: Sendable {
         }
         guard slots != 0 else { return [] }
         return try delivery.lookup(path, scope: scope, slots: slots, table: table, socketFolder: folder,
-                                   rememberedAs: rememberedAs, context: context)
+                                   rememberedAs: rememberedAs, context: context, limitMilliseconds: answerLimitMilliseconds)
     }
 
     /// Records, while a coordination on the **main queue** waits for other processes (the lookups
@@ -240,8 +239,7 @@ final class RemotePresence: Sendable {
     /// The slot, claimed (and the endpoint started) on first use.
     private func claim(_ serving: inout Serving) -> PresenceTable.SlotClaim? {
         if let claim = serving.claim { return claim }
-        guard !serving.failed, let registry = serving.registry, let local = serving.local,
-              let lockTable = serving.lockTable else { return nil }
+        guard !serving.failed, let registry = serving.registry, let local = serving.local else { return nil }
         serving.failed = true  // until everything below worked
         guard let table = table(), let folder = socketFolder() else { return nil }
         guard let claim = PresenceTable.SlotClaim.claim(in: table) else {
@@ -249,8 +247,7 @@ final class RemotePresence: Sendable {
             return nil
         }
         _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
-        let handler = Self.handler(registry: registry, local: local, lockTable: lockTable, lockDirectoryPath: directoryPath,
-                                   claim: claim)
+        let handler = Self.handler(registry: registry, local: local, claim: claim)
         do throws(RemoteTransportError) {
             serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
         } catch {
@@ -265,34 +262,24 @@ final class RemotePresence: Sendable {
     }
 
     /// What the endpoint does with a frame from another process (on the endpoint's thread).
-    private static func handler(registry: PresenterRegistry, local: InProcessDelivery, lockTable: LockTable,
-                                lockDirectoryPath: @escaping @Sendable () -> String?,
+    private static func handler(registry: PresenterRegistry, local: InProcessDelivery,
                                 claim: PresenceTable.SlotClaim) -> RemoteEndpoint.Handler {
         { frame, reply in
             switch frame {
             case .request(let remote):
-                if case .saveChanges = remote.message, claim.mainQueueWaitsReach(process: reply.peer.pid) {
+                let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
+                                               presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
+                guard request.expectedAnswer != .none else {
+                    return deliverNotification(request, registry: registry, local: local)
+                }
+                if request.expectedAnswer == .completion, claim.mainQueueWaitsReach(process: reply.peer.pid) {
                     // A wait cycle: our main queue waits for the asker, whose coordination waits
-                    // for this answer, and a document saves on its main queue. Answered at once,
-                    // without saving: the asker reads the bytes on disk (Docs/RemotePresenters.md).
-                    RemoteLog.unsaved("not saving for process \(reply.peer.pid): this process's main queue waits for it (a wait cycle)")
-                    for descriptor in remote.borrow?.descriptors ?? [] { close(descriptor) }  // nothing borrows them
+                    // for this answer, and a document saves (or closes) on its main queue.
+                    // Answered at once, without doing it: the asker goes on with the bytes on
+                    // disk (Docs/RemotePresenters.md, invariant 4).
+                    RemoteLog.unsaved("not answering \(remote.message.logName) for process \(reply.peer.pid) on our main queue: it waits for that process (a wait cycle)")
                     reply.send(.answer(RemoteAnswer(id: remote.id, outcome: .completed(nil))))
                     return
-                }
-                // Locks lent with a save or deletion request: the presenter's coordinators join
-                // them while it answers (Docs/RemotePresenters.md §3).
-                let borrowed = remote.borrow.flatMap {
-                    RemoteLockLending.owner(for: $0, lockTable: lockTable, lockDirectoryPath: lockDirectoryPath())
-                }
-                let lending = local.borrowing.lending
-                let token = borrowed.map { lending.lend($0) }
-                let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
-                                               presentedPath: remote.presentedPath, message: remote.message, borrow: token)
-                guard request.expectedAnswer != .none else {
-                    if let token { lending.end(token) }
-                    borrowed?.endBorrowing()
-                    return deliverNotification(request, registry: registry, local: local)
                 }
                 if case .accommodateDeletion = request.message {
                     // The asker deletes the item once answered: this process's change monitor
@@ -300,8 +287,6 @@ final class RemotePresence: Sendable {
                     registry.monitor.noteAnnouncedDeletion(request.presentedPath)
                 }
                 local.send(request) { answer in
-                    if let token { lending.end(token) }
-                    borrowed?.endBorrowing()
                     let outcome: RemoteAnswer.Outcome
                     switch answer {
                     case .relinquished(let reacquirer): outcome = .relinquished(reacquirer: reacquirer?.value)

@@ -55,7 +55,7 @@ package enum RemoteTesting {
         do throws(RemoteTransportError) {
             let connection = try PeerConnection(path: path, expectedUID: checkingListener ? geteuid() : nil)
             let id = connection.makeID()
-            let request = RemoteRequest(id: id, presenterNumber: 1, presentedPath: "/item", message: .relinquishToWriter, borrow: nil)
+            let request = RemoteRequest(id: id, presenterNumber: 1, presentedPath: "/item", message: .relinquishToWriter)
             _ = try connection.ask(.request(request), id: id, context: WaitContext(timeout: timeout, token: CancellationToken()))
             return "ANSWERED"
         } catch {

@@ -77,13 +77,20 @@ enum UnixSocket {
 
     /// Connects a blocking socket to `path`. No listener (`ECONNREFUSED`), no socket file
     /// (`ENOENT`) or not a socket (`ENOTSOCK`, `ECONNREFUSED`) is `.peerGone`: a dead peer is
-    /// skipped at once. A stopped peer still accepts (the kernel queues the connection).
+    /// skipped at once. A stopped peer still accepts (the kernel queues the connection) until its
+    /// backlog is full; then `connect` waits at most `RemoteBounds.connectTimeout` and fails with
+    /// `.system(connect, EAGAIN)`.
     static func connect(to path: String) -> Result<Int32, RemoteTransportError> {
         let fd: Int32
         switch make() {
         case .success(let made): fd = made
         case .failure(let error): return .failure(error)
         }
+        // A listener whose backlog is full (a stopped process flooded with connections) makes
+        // `connect` wait: at most `RemoteBounds.connectTimeout`, then `EAGAIN`.
+        let (seconds, attoseconds) = RemoteBounds.connectTimeout.components
+        var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let outcome = withAddress(path) { address, length -> Int32 in
             while true {
                 if Glibc.connect(fd, address, length) == 0 { return 0 }
@@ -105,13 +112,12 @@ enum UnixSocket {
     }
 
     /// Writes all of `bytes` to `fd`, waiting (in `poll`) while the socket buffer is full, at
-    /// most until `deadline` (nil: no limit). `descriptors` go with the first bytes as
-    /// `SCM_RIGHTS` data (`DescriptorPassing.swift`).
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8], descriptors: [Int32] = [],
-                        deadline: ContinuousClock.Instant?) -> Result<Void, RemoteTransportError> {
+    /// most until `deadline` (nil: no limit). For tests and tools only: the transport itself never
+    /// waits for a peer to read (`OutgoingQueue`).
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8], deadline: ContinuousClock.Instant?) -> Result<Void, RemoteTransportError> {
         var offset = 0
         while offset < bytes.count {
-            let sent = offset == 0 && !descriptors.isEmpty ? sendFirst(fd, bytes, descriptors: descriptors) : bytes.withUnsafeBytes { raw in
+            let sent = bytes.withUnsafeBytes { raw in
                 send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
             if sent > 0 { offset += sent; continue }
@@ -157,15 +163,8 @@ enum UnixSocket {
     static func waitFor(_ fd: Int32, events: Int16, deadline: ContinuousClock.Instant?, wake: Int32) -> WaitOutcome {
         var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while true {
-            var milliseconds: Int32 = -1
-            if let deadline {
-                let left = deadline - ContinuousClock.now
-                if left <= .zero { return .timedOut }
-                let (seconds, attoseconds) = left.components
-                // Rounded up, so we never wake just before the deadline and spin.
-                milliseconds = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-            }
-            let count = poll(&fds, wake >= 0 ? 2 : 1, milliseconds)
+            if let deadline, deadline <= .now { return .timedOut }
+            let count = poll(&fds, wake >= 0 ? 2 : 1, pollTimeout(until: deadline))
             if count < 0 {
                 if errno == EINTR { continue }
                 return .failed(errno)
@@ -174,6 +173,16 @@ enum UnixSocket {
             if fds[0].revents != 0 { return .ready }
             if count == 0, deadline == nil { continue }
         }
+    }
+
+    /// `poll`'s timeout in milliseconds until `deadline` (-1: none; 0 when it has passed), rounded
+    /// up, so a poller never wakes just before its deadline and spins.
+    static func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return -1 }
+        let left = deadline - .now
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }
 

@@ -82,7 +82,7 @@ package final class CoordinationRuntime: Sendable {
         delivery = InProcessDelivery(registry: registry, borrowing: borrowing)
         messengerDelivery = RoutingDelivery(local: delivery, remote: remote.delivery)
         lockTable = LockTable()
-        remote.attach(registry: registry, delivery: delivery, lockTable: lockTable)
+        remote.attach(registry: registry, delivery: delivery)
         moveLog = MoveLog()
         packageExtensions = PackageExtensions()
         presenterLockOwners = PresenterLockOwners(lockTable: lockTable)

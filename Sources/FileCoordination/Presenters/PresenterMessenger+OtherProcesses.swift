@@ -1,0 +1,55 @@
+import Foundation
+
+extension PresenterMessenger {
+    // MARK: Before the locks: requests to other processes that may make them coordinate
+
+    /// Asks presenters in other processes to save (a read that may see changes, a write
+    /// `.forMerging`) and to accommodate a deletion (a delete or replace of an existing item:
+    /// presenters of the item and inside it, then those of the folders above it) — **before** any
+    /// lock of the access is taken.
+    ///
+    /// A presenter answers such a request by coordinating (a CloudDocument saves through a
+    /// coordinated write, and closes on its main actor). Asked before the asker holds anything, it
+    /// takes its own locks and never needs the asker's: no lock crosses a process boundary, and
+    /// no process waits for another process's answer while holding a lock that answer may need
+    /// (Docs/RemotePresenters.md, invariants 1 and 2). What the presenter saved is on disk when
+    /// the asker's lock is granted; an edit made after its answer is, like any later edit, for
+    /// the next access. A presenter that answers with an error vetoes the access (nothing is
+    /// locked; the error is `.presenterFailed`). Without a timeout, each answer is awaited at most
+    /// `RemotePresence.answerLimit`.
+    func askOtherProcessesBeforeLocking(_ accesses: [ResolvedAccess]) throws(CoordinationError) {
+        let savesAsked = remote.asksForSaves
+        var concerned: [ResolvedAccess] = []
+        for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes {
+            // What the item is, looked at now: the answer only chooses whom to ask (the locks,
+            // taken next, decide what the access itself does).
+            var probe = access
+            probe.inspectNow()
+            if probe.deletes && !probe.existedBefore && !(savesAsked && Self.asksForSaves(probe)) { continue }
+            if concernsOtherProcesses(probe) { concerned.append(probe) }
+        }
+        guard !concerned.isEmpty else { return }
+        let endMainQueueWait = recordMainQueueWait(concerned)
+        defer { endMainQueueWait?() }
+        var savers: [PresenterAddress] = []
+        var deleted: [PresenterAddress] = []
+        var subitemDeletions: [(PresenterAddress, URL)] = []
+        for access in concerned {
+            let found = try remoteAddresses(for: access)
+            let elsewhere = RemoteFound(found, item: access.itemPath)
+            if savesAsked && Self.asksForSaves(access) {
+                savers += isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhere.item
+            }
+            if access.deletes && access.existedBefore {
+                deleted += elsewhere.item + elsewhere.inside
+                let url = CanonicalPath.url(for: access.itemPath)
+                subitemDeletions += elsewhere.ancestors.map { ($0, url) }
+            }
+        }
+        try ask(unique(savers).map { ($0, .saveChanges) })
+        try ask(unique(deleted).map { ($0, .accommodateDeletion) })
+        var askedSubitem = Set<PresenterID>()
+        try ask(subitemDeletions.filter { !isOwn($0.0) && askedSubitem.insert($0.0.id).inserted }
+            .map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })
+    }
+}

@@ -1,0 +1,29 @@
+/// Hooks for the hostile-peer tests' worker (`CoordinationTestHelper hostile-*`), which cannot see
+/// the module's internal types: the documented bounds, valid frames to abuse, and the endpoint's
+/// turn counter. Not part of the API.
+package enum RemoteHostileTesting {
+    /// `RemoteBounds.maximumConnections`.
+    package static var maximumConnections: Int { RemoteBounds.maximumConnections }
+
+    /// `RemoteMessageCodec.maximumFrameLength`: the longest frame body accepted.
+    package static var maximumFrameLength: Int { RemoteMessageCodec.maximumFrameLength }
+
+    /// The wire version (`RemoteMessageCodec.version`).
+    package static var wireVersion: UInt8 { RemoteMessageCodec.version }
+
+    /// Turns of this process's endpoint poll loops since it started (one per return of `poll`):
+    /// a thread that spins shows as a count that grows without events.
+    package static var endpointTurns: Int { EndpointStatistics.turns.load(ordering: .relaxed) }
+
+    /// A valid lookup frame, as sent (length and body): which presenters present `path`, the
+    /// folders above it, or items inside it.
+    package static func lookupFrame(id: UInt64, path: String) -> [UInt8] {
+        (try? RemoteMessageCodec.encode(.lookup(RemoteLookup(id: id, path: path, scope: .all)))) ?? []
+    }
+
+    /// A valid request frame, as sent: `presentedItemDidChange` for presenter `number` at `path`.
+    package static func notificationFrame(id: UInt64, number: UInt64, path: String) -> [UInt8] {
+        (try? RemoteMessageCodec.encode(.request(RemoteRequest(id: id, presenterNumber: number, presentedPath: path,
+                                                               message: .itemDidChange)))) ?? []
+    }
+}
