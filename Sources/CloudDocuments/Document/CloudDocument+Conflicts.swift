@@ -30,11 +30,14 @@ extension CloudDocument {
                                                 contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
         guard operation == .forOverwriting, let current = DiskIdentity.of(targetPath, followingLinks: true) else { return result }
-        let (known, fileURL, isOpen, preserves) = storage.withLock {
-            ($0.diskIdentity, $0.fileURL, $0.isOpen, $0.preservesVersions)
+        let (known, racy, fileURL, isOpen, preserves) = storage.withLock {
+            ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.isOpen, $0.preservesVersions)
         }
         let isOwnFile = isOpen && fileURL.isSameFilePath(as: target)
-        if isOwnFile, let known, current != known {
+        // An identity that looks unchanged but was recorded within a clock tick of its change
+        // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
+        // reused inode, would otherwise be overwritten unseen.
+        if isOwnFile, let known, current != known || !RacyIdentity.stillHolds(racy, at: target) {
             let merged = try onMainActor { () throws -> DocumentContents? in
                 try resolveConflict(withCurrentContentsAt: target, ofType: savingType(for: target), saving: contents)
             }

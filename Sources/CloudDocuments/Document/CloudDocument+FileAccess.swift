@@ -49,6 +49,8 @@ extension CloudDocument {
             if let request {
                 request.loaded.value = true
                 request.onLoaded(identity)
+                let kept = RacyIdentity.bytesToKeep(for: identity, contents: contents.data)
+                storage.withLock { $0.racyContents = kept }
             }
         }
     }

@@ -36,6 +36,10 @@ extension CloudDocument {
         var attributes: [FileAttributeKey: any Sendable]
         var token: UInt64
         var progress: Progress?
+        /// What the document knew of the file when the snapshot was taken: a snapshot taken
+        /// before another save (or a reload) of this document is stale, even with the same token
+        /// (a merge changes the text, not the token).
+        var knownIdentity: DiskIdentity? = nil
     }
 
     /// A snapshot taken on the main actor before the save was queued (when nothing else was
@@ -103,8 +107,8 @@ extension CloudDocument {
     /// ``fileAttributesToWrite(to:for:)``, with the change token read before them (a change made
     /// while they run counts as unsaved). Publishes a progress for large contents.
     func takeSnapshot(to url: URL, for operation: SaveOperation, start: SaveStart) throws -> Snapshot {
-        let (session, isOpen, token, threshold) = storage.withLock {
-            ($0.session, $0.isOpen, $0.changes.token, $0.progressThreshold)
+        let (session, isOpen, token, threshold, known) = storage.withLock {
+            ($0.session, $0.isOpen, $0.changes.token, $0.progressThreshold, $0.diskIdentity)
         }
         // Closed (by a deletion, or by close) since the save was asked for: do not write the
         // file again.
@@ -115,7 +119,7 @@ extension CloudDocument {
         if contents.byteCount >= threshold {
             startProgress(totalBytes: Int64(contents.byteCount), into: progressBox)
         }
-        return Snapshot(contents: contents, attributes: attributes, token: token, progress: progressBox.value)
+        return Snapshot(contents: contents, attributes: attributes, token: token, progress: progressBox.value, knownIdentity: known)
     }
 
     /// Takes the snapshot now, on the main actor, for a save about to be queued.
@@ -145,11 +149,16 @@ extension CloudDocument {
                 saveLock.lock()
                 defer { saveLock.unlock() }
                 let snapshot: Snapshot
-                if let preparedSnapshot {
+                let (nowToken, nowKnown) = storage.withLock { ($0.changes.token, $0.diskIdentity) }
+                if let preparedSnapshot, preparedSnapshot.token == nowToken, preparedSnapshot.knownIdentity == nowKnown {
                     let current = storage.withLock { $0.session == start.session && $0.isOpen == start.wasOpen }
                     guard current else { throw DocumentError.documentClosed }
                     snapshot = preparedSnapshot
                 } else {
+                    // No snapshot, or one taken before the document changed again or before
+                    // another save or reload of it: take it now. (Writing a stale snapshot after
+                    // another save wrote newer contents — a merge with another program's edit,
+                    // say — would silently drop them.)
                     snapshot = try onMainActor { () throws -> Snapshot in
                         try takeSnapshot(to: url, for: operation, start: start)
                     }
@@ -174,6 +183,7 @@ extension CloudDocument {
                     storage.fileURL = target
                     storage.changes.markSaved(snapshot.token)
                     storage.diskIdentity = identity
+                    storage.racyContents = RacyIdentity.bytesToKeep(for: identity, contents: protection.contents.data)
                     if let identity { storage.fileModificationDate = identity.modificationDate }
                     storage.state.remove(.savingError)
                     if keptConflict.value { storage.state.insert(.inConflict) }

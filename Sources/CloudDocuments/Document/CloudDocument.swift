@@ -570,6 +570,9 @@ struct DocumentStorage {
     var editingDisabledCount = 0
     /// What the file looked like after the last open, save or revert.
     var diskIdentity: DiskIdentity?
+    /// The bytes read or written with `diskIdentity`, kept only while that identity is racy
+    /// (`RacyIdentity`): compared with the file's when its identity looks unchanged.
+    var racyContents: Data?
     /// ``CloudDocument/preservesVersions``.
     var preservesVersions = false
     var streams: [Int: AsyncStream<DocumentState>.Continuation] = [:]
