@@ -11,8 +11,10 @@ struct PresenterMessageTests {
         let during = try withPresenters([presenter]) {
             try Coordinator().coordinate(readingItemAt: file) { _ in presenter.log }
         }
-        #expect(during == ["relinquishToReader", "save"])
-        #expect(presenter.log == ["relinquishToReader", "save", "reacquireFromReader"])
+        // Asked to save before the read waits for its lock (its save takes a lock of its own),
+        // then to relinquish once the lock is held (Docs/Coordination.md, "Who is told what").
+        #expect(during == ["save", "relinquishToReader"])
+        #expect(presenter.log == ["save", "relinquishToReader", "reacquireFromReader"])
     }
 
     @Test func withoutChangesAndMetadataOnlyReadsDoNotAskForASave() throws {
@@ -67,7 +69,7 @@ struct PresenterMessageTests {
         }
         #expect(own.log.isEmpty)
         #expect(other.log == ["relinquishToWriter", "didChange", "reacquireFromWriter",
-                              "relinquishToReader", "save", "reacquireFromReader"])
+                              "save", "relinquishToReader", "reacquireFromReader"])
     }
 
     @Test func aDeletionIsAccommodatedByTheItemAndItsDirectory() throws {
@@ -104,7 +106,7 @@ struct PresenterMessageTests {
         try withPresenters([presenter]) {
             try Coordinator().coordinate(writingItemAt: file, options: .forMerging) { _ in }
         }
-        #expect(presenter.log == ["relinquishToWriter", "save", "didChange", "reacquireFromWriter"])
+        #expect(presenter.log == ["save", "relinquishToWriter", "didChange", "reacquireFromWriter"])
     }
 
     @Test func aRefusalFailsTheAccessAndTheAccessorDoesNotRun() throws {
@@ -124,8 +126,10 @@ struct PresenterMessageTests {
         }
         #expect(!ran)
         #expect(FileManager.default.fileExists(atPath: file.path))
-        // What was relinquished is given back even though the access failed.
-        #expect(presenter.log.filter { $0.hasPrefix("reacquire") }.count == 2)
+        // What was relinquished is given back even though the access failed: the delete's
+        // relinquishment (the read's save was refused before anything was locked or relinquished).
+        #expect(presenter.log.filter { $0.hasPrefix("reacquire") }.count == 1)
+        #expect(presenter.log.first == "save", "the refused read relinquished nothing")
         #expect(!readIsBlocked(file))
     }
 
@@ -243,7 +247,7 @@ struct PresenterMessageTests {
                 try coordinator.coordinate(readingItemAt: a, options: .withoutChanges) { _ in }
                 completion.value = done
             }
-            #expect(presenterA.log == ["relinquishToReader", "save"], "not messaged again inside the batch")
+            #expect(presenterA.log == ["save", "relinquishToReader"], "not messaged again inside the batch")
             #expect(!presenterA.log.contains("reacquireFromReader"))
             completion.value?()
             #expect(presenterA.log.last == "reacquireFromReader")

@@ -22,7 +22,7 @@ extension Coordinator {
         }
         let context = WaitContext(timeout: timeout, token: cancellation)
         try context.check()
-        let messenger = PresenterMessenger(runtime: runtime, ownPresenter: filePresenter,
+        var messenger = PresenterMessenger(runtime: runtime, ownPresenter: filePresenter,
                                            requester: effectiveOwner, context: context)
         let accesses = ResolvedAccess.resolve(intents, runtime: runtime)
         try messenger.askOtherProcessesBeforeLocking(accesses)

@@ -48,6 +48,9 @@ enum ThreadClaims {
         box.claims.append(contentsOf: claims)
     }
 
+    /// True when this thread runs no accessor (holds no coordinated access).
+    static var holdsNothing: Bool { box(creating: false)?.claims.isEmpty ?? true }
+
     static func pop(_ count: Int) {
         guard count > 0, let box = box(creating: false) else { return }
         box.claims.removeLast(min(count, box.claims.count))

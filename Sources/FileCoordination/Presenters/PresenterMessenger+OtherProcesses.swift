@@ -17,7 +17,19 @@ extension PresenterMessenger {
     /// the next access. A presenter that answers with an error vetoes the access (nothing is
     /// locked; the error is `.presenterFailed`). Without a timeout, each answer is awaited at most
     /// `RemotePresence.answerLimit`.
-    func askOtherProcessesBeforeLocking(_ accesses: [ResolvedAccess]) throws(CoordinationError) {
+    ///
+    /// When this thread holds no coordinated access, presenters *of this process* are asked to
+    /// save here too (they are then not asked again with the locks held): their save takes a lock
+    /// of its own, with nobody to wait for, instead of joining the asker's lent lock — which could
+    /// meet another save of the same document upgrading its own read (`.wouldDeadlock`). Inside
+    /// an accessor (a nested coordination) they are asked with the locks held, lending them, as
+    /// before: their save may need the outer locks.
+    mutating func askOtherProcessesBeforeLocking(_ accesses: [ResolvedAccess]) throws(CoordinationError) {
+        if ThreadClaims.holdsNothing && !registry.isEmpty {
+            let local = unique(accesses.filter(Self.asksForSaves).flatMap { presentersConcerned(by: $0) })
+            try ask(local.map { ($0, .saveChanges) }, lending: false)
+            savedBeforeLocking = Set(local.map(\.id))
+        }
         let savesAsked = remote.asksForSaves
         var concerned: [ResolvedAccess] = []
         for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes {

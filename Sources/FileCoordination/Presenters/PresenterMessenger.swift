@@ -20,6 +20,9 @@ struct PresenterMessenger {
     let remote: RemotePresence
     /// Presenters already prepared by a `prepare(forReadingItemsAt:…)` batch of this coordinator.
     var alreadyPrepared: Set<PresenterID> = []
+    /// Presenters of this process already asked to save before the locks were taken
+    /// (`askOtherProcessesBeforeLocking`): not asked again by `prepare`.
+    var savedBeforeLocking: Set<PresenterID> = []
 
     typealias Reacquirers = [Reacquirer]
 
@@ -59,7 +62,7 @@ struct PresenterMessenger {
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             var concerned = presentersConcerned(by: access)
-            let saving = concerned
+            let saving = concerned.filter { !savedBeforeLocking.contains($0.id) }
             // Presenters in other processes relinquish as those of this process do (for a
             // package, all of them: the package and everything inside it).
             let found = elsewhere ? try remoteAddresses(for: access) : []
@@ -153,7 +156,7 @@ struct PresenterMessenger {
     }
 
     /// Presenters of the item, of the package that contains it, and of items inside that package.
-    private func presentersConcerned(by access: ResolvedAccess) -> [PresenterAddress] {
+    func presentersConcerned(by access: ResolvedAccess) -> [PresenterAddress] {
         var result = registry.addresses(at: access.itemPath)
         if access.isInsidePackage || packageExtensions.isPackage(access.lockPath) {
             if access.isInsidePackage { result += registry.addresses(at: access.lockPath) }
@@ -201,7 +204,7 @@ struct PresenterMessenger {
     /// carries a `BorrowToken` for them, lent until every answer is in (or the wait fails).
     /// Presenters in other processes get no token (no lock crosses a process boundary) and, for a
     /// coordination without a timeout, are awaited at most `RemotePresence.answerLimit`.
-    func ask(_ requests: [(PresenterAddress, PresenterMessage)]) throws(CoordinationError) {
+    func ask(_ requests: [(PresenterAddress, PresenterMessage)], lending lends: Bool = true) throws(CoordinationError) {
         guard !requests.isEmpty else { return }
         let collector = AnswerCollector(expecting: requests.count)
         let token = lending.lend(requester)
@@ -210,7 +213,7 @@ struct PresenterMessenger {
         for (address, message) in requests {
             let local = address.id.isInThisProcess
             let request = PresenterRequest(presenter: address.id, presentedPath: address.path,
-                                           message: message, borrow: message.lendsLocks && local ? token : nil)
+                                           message: message, borrow: lends && message.lendsLocks && local ? token : nil)
             var record: @Sendable (PresenterAnswer) -> Void = { answer in
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
