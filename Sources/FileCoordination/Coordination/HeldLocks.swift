@@ -15,38 +15,72 @@ struct HeldLocks: Sendable {
     static func acquire(
         _ claims: [LockClaim], owner: LockOwner, context: WaitContext, runtime: CoordinationRuntime
     ) throws(CoordinationError) -> HeldLocks {
-        var held = HeldLocks(owner: owner, claims: claims)
         let table = runtime.lockTable
+        let backOff = TreeBackOff()
+        while true {
+            var held = HeldLocks(owner: owner, claims: claims)
+            backOff.reset()
+            do {
+                try held.takeAll(table: table, context: context, runtime: runtime, backOff: backOff)
+                return held
+            } catch {
+                held.release()
+                // A directory's tree byte was taken (a move or delete of the directory, waiting
+                // for the items inside) while we held an item lock and needed that byte to create
+                // a lock file: holding nothing now, wait until the byte is free, then start again.
+                // Without this, both would wait for each other for ever.
+                guard let blocked = backOff.blockedPath else { throw error }
+                try waitForTree(of: blocked, table: table, context: context, runtime: runtime)
+            }
+        }
+    }
+
+    /// Waits, holding nothing, until the tree byte of `path`'s lock file can be taken shared, and
+    /// gives it back at once.
+    private static func waitForTree(of path: String, table: LockTable, context: WaitContext,
+                                    runtime: CoordinationRuntime) throws(CoordinationError) {
+        let directory = try runtime.lockDirectory()
+        let file = table.file(for: path, in: directory)
+        let fd = try file.checkout { (missing) throws(CoordinationError) -> Int32 in
+            try table.create(missing, in: directory, step: LockStepper(context: context, owner: LockOwner(lockTable: table)))
+        }
+        defer {
+            _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.tree, length: 1, wait: false)
+            file.checkin(fd)
+        }
+        try OFDLock.acquireWaiting(.shared, fd: fd, start: LockFileLayout.tree, length: 1, context: context, path: path)
+    }
+
+    /// Takes every claim in path order (one attempt of `acquire`).
+    private mutating func takeAll(table: LockTable, context: WaitContext, runtime: CoordinationRuntime,
+                                  backOff: TreeBackOff) throws(CoordinationError) {
         do {
             let directory = try runtime.lockDirectory()
-            let stepper = LockStepper(context: context, owner: owner)
             for claim in claims {
+                var stepper = LockStepper(context: context, owner: owner)
+                if !taken.isEmpty { stepper.treeBackOff = backOff }
                 let locate = { () -> (LockFile, LockDirectory) in
                     (table.file(for: claim.path, in: directory), directory)
                 }
                 let access: LockOwner.Access = claim.exclusive ? .write : .read
                 try owner.acquire(access, path: claim.path, stepper: stepper, locate: locate)
-                held.taken.append((claim.path, access))
+                taken.append((claim.path, access))
                 // Decide only now, with the write lock held, whether the item is a directory: it
                 // may have been created or moved into place while we waited for that lock (a
                 // coordinated mover must hold it to do so), and no `lstat` taken before counts.
-                if claim.subtreeIfDirectory && isDirectory(claim.path) {
-                    held.subtrees.insert(claim.path)
+                if claim.subtreeIfDirectory && Self.isDirectory(claim.path) {
+                    subtrees.insert(claim.path)
                     try owner.acquire(.tree, path: claim.path, stepper: stepper, locate: locate)
-                    held.taken.append((claim.path, .tree))
-                    for inner in descendantLockFiles(of: claim.path, in: directory) {
+                    taken.append((claim.path, .tree))
+                    for inner in Self.descendantLockFiles(of: claim.path, in: directory) {
                         try owner.acquire(.write, path: inner.key, stepper: stepper) {
                             (table.file(for: inner.key, filePath: inner.filePath), directory)
                         }
-                        held.taken.append((inner.key, .write))
+                        taken.append((inner.key, .write))
                     }
                 }
             }
-        } catch {
-            held.release()
-            throw error
         }
-        return held
     }
 
     mutating func release() {
