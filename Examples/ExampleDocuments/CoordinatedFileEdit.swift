@@ -1,6 +1,5 @@
 import CloudDocuments
 import Foundation
-import Glibc
 
 /// One change to one file by a program that makes the change and exits (`text-editor append`,
 /// `image-tool invert`): the file is read, changed and written back inside **one** coordinated
@@ -72,57 +71,11 @@ public enum CoordinatedFileEdit {
             // them while this waited).
             let writeURL = granted[granted.count - 1].url
             let readURL = granted.count == 1 ? writeURL : granted[0].url
-            let outcome = try change(try readContents(of: readURL, naming: url))
+            let outcome = try change(try DocumentReader.regularFileContents(at: readURL, naming: url))
             if let newContents = outcome.newContents {
                 try SafeSave.write(newContents, to: writeURL, creating: false)
             }
             return outcome.result
-        }
-    }
-
-    /// The bytes of the regular file at `url` (read to the end). `name` is the URL errors name.
-    ///
-    /// - Throws: ``DocumentError/fileNotFound(_:)`` or ``DocumentError/notReadable(_:underlying:)``.
-    ///   Synchronous and blocking; any thread.
-    static func readContents(of url: URL, naming name: URL) throws(DocumentError) -> Data {
-        // O_NONBLOCK: should the item be a FIFO, opening it must not wait for a writer.
-        let descriptor = Glibc.open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .fileNotFound(name) }
-            throw .notReadable(name, underlying: "open failed: \(String(cString: strerror(code)))")
-        }
-        defer { _ = Glibc.close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw .notReadable(name, underlying: "fstat failed: \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw .notReadable(name, underlying: "it is \(kindName(info.st_mode)), not a regular file")
-        }
-        var data = Data()
-        data.reserveCapacity(min(Int(info.st_size), 64 << 20))
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[..<count])
-            } else if count == 0 {
-                return data
-            } else if errno != EINTR {
-                throw .notReadable(name, underlying: "read failed: \(String(cString: strerror(errno)))")
-            }
-        }
-    }
-
-    private static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFDIR: return "a folder"
-        case S_IFIFO: return "a FIFO (named pipe)"
-        case S_IFSOCK: return "a socket"
-        case S_IFCHR: return "a character device"
-        case S_IFBLK: return "a block device"
-        default: return "an item of an unknown kind"
         }
     }
 }

@@ -14,7 +14,7 @@ typealias DiskIdentity = FileIdentity
 /// Reads a document's contents from disk: the bytes of a regular file, or a whole ``FilePackage``
 /// for a folder. Synchronous and blocking; called on a background thread from inside a
 /// coordinated read.
-enum DocumentReader {
+package enum DocumentReader {
     /// The size of each `read(2)`, and so the granularity of progress reports: 1 MiB.
     static let chunkSize = 1 << 20
 
@@ -52,6 +52,17 @@ enum DocumentReader {
         }
     }
 
+    /// The bytes of the regular file at `url` (a symbolic link is followed), read to the end, for
+    /// programs of this package that read a file outside a document (`CoordinatedFileEdit`).
+    /// Errors name `name`. Synchronous and blocking; any thread.
+    ///
+    /// - Throws: ``DocumentError/fileNotFound(_:)``, or ``DocumentError/notReadable(_:underlying:)``
+    ///   for an item that is not a regular file, is over the read limits or cannot be read.
+    package static func regularFileContents(at url: URL, naming name: URL) throws(DocumentError) -> Data {
+        let (contents, _) = try readFile(PathBytes.path(of: url), documentURL: name, largeFile: { _ in nil })
+        return contents.data ?? Data()
+    }
+
     private static func readFile(_ path: String, documentURL: URL,
                                  largeFile: (Int64) -> ((Int64) -> Void)?) throws(DocumentError) -> (DocumentContents, DiskIdentity) {
         // O_NONBLOCK: should the item have become a FIFO since the stat, opening it must not hang.
@@ -87,6 +98,7 @@ enum DocumentReader {
 
     private static func kindName(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
+        case S_IFDIR: return "a folder"
         case S_IFIFO: return "a FIFO (named pipe)"
         case S_IFSOCK: return "a socket"
         case S_IFCHR: return "a character device"

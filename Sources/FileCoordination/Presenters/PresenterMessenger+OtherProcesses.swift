@@ -33,6 +33,10 @@ extension PresenterMessenger {
         let savesAsked = remote.asksForSaves
         var concerned: [ResolvedAccess] = []
         for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes {
+            // No other process can present the item, a folder above it or anything inside it
+            // (a few loads): nothing to ask, and no `lstat`.
+            guard remote.mayConcern(access.itemPath) || remote.mayConcernInside(access.itemPath)
+                    || (isPackageAccess(access) && remote.mayConcernInside(access.lockPath)) else { continue }
             // What the item is, looked at now: the answer only chooses whom to ask (the locks,
             // taken next, decide what the access itself does).
             var probe = access
