@@ -250,6 +250,53 @@ struct LockTransitionTests {
         #expect(deleted.value)
     }
 
+    // MARK: Bug 7 (issue 15) — a downgrade racing another thread's release of the same holding
+
+    /// Coordinators of one presenter share one lock owner: a read on one thread joins a write on
+    /// another without the kernel. When the write ended, its downgrade to a read used to run
+    /// unmarked, after the state was updated: the read could end (and unlock everything) in
+    /// between, and the late downgrade then left a read lock on a descriptor nobody held — the
+    /// soak's endless hang. Afterwards no lock of this process may remain on the item.
+    @Test func aWriteEndingWhileAnotherThreadsReadEndsLeavesNoLockBehind() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("downgrade-race.txt", contents: "x")
+        let path = CanonicalPath.of(file)
+        let directory = try LockDirectory.current()
+        let owner = LockOwner()
+        func take(_ access: LockOwner.Access) throws {
+            let stepper = LockStepper(context: WaitContext(timeout: nil, token: CancellationToken()), owner: owner)
+            try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in
+                (CoordinationRuntime.process.lockTable.file(for: path, in: directory), directory)
+            }
+        }
+        try take(.write)
+        try take(.read)  // another thread's read of the same owner: joins the write
+        let inWindow = Signal(), readEnded = Signal()
+        owner.downgradeHookForTests.withLock { $0 = { inWindow.fire(); _ = readEnded.wait() } }
+        let writeEnded = onThread { owner.release(.write, on: path) }
+        #expect(inWindow.wait())
+        owner.release(.read, on: path)  // the read ends while the write's downgrade is under way
+        readEnded.fire()
+        #expect(writeEnded.wait())
+        owner.downgradeHookForTests.withLock { $0 = nil }
+        #expect(Self.locksHeldByThisProcess(on: file).isEmpty, "a lock was left on a descriptor nobody holds")
+        #expect(!writeIsBlocked(file))
+    }
+
+    /// The locks this process holds on `item`'s lock file, as /proc/self/fdinfo lists them.
+    private static func locksHeldByThisProcess(on item: URL) -> [String] {
+        guard let directory = try? LockDirectory.current() else { return [] }
+        let lockFile = LockFileNaming.lockFilePath(for: CanonicalPath.of(item), in: directory.path)
+        var found: [String] = []
+        for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fdinfo")) ?? [] {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor),
+                  target == lockFile,
+                  let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + descriptor, encoding: .utf8) else { continue }
+            found += info.split(separator: "\n").filter { $0.hasPrefix("lock:") }.map(String.init)
+        }
+        return found
+    }
+
     // MARK: Helpers
 
     /// Two coordinators read `file`; the first upgrades (and waits for the second's read), then

@@ -129,6 +129,12 @@ final class LockOwner: Sendable {
     private static let nextID = Atomic<Int>(0)
     private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
 
+    #if DEBUG
+    /// Tests only: runs between a release's planning of a downgrade and the kernel call, so a
+    /// test can make another thread act inside that window (`LockTransitionTests`).
+    let downgradeHookForTests = Locked<(@Sendable () -> Void)?>(nil)
+    #endif
+
     /// The table through which this owner creates missing lock files (its runtime's).
     let lockTable: LockTable
     /// An owner creating lock files through `lockTable` (tests: the process runtime's by default).
@@ -316,11 +322,24 @@ final class LockOwner: Sendable {
                 state.slots[path] = .busy
                 return .closeAll(holding)
             }
+            // A downgrade is a kernel transition too: marked busy until done, so no other thread
+            // of this owner changes the same bytes meanwhile. (Done unmarked, a late downgrade
+            // could undo another thread's upgrade, or leave a read on a descriptor that had just
+            // been released and kept idle — a lock held for ever by nobody.)
+            if access == .write && holding.writers == 0 {
+                state.slots[path] = .busy
+                return .downgrade(holding)
+            }
+            if access == .tree && holding.trees == 0 {
+                state.slots[path] = .busy
+                return .dropTree(holding)
+            }
             state.slots[path] = .held(holding)
-            if access == .write && holding.writers == 0 { return .downgrade(holding) }
-            if access == .tree && holding.trees == 0 { return .dropTree(holding) }
             return .nothing
         }
+        #if DEBUG
+        if case .downgrade = next, let hook = downgradeHookForTests.withLock({ $0 }) { hook() }
+        #endif
         switch next {
         case .nothing:
             return
@@ -332,8 +351,10 @@ final class LockOwner: Sendable {
             if let evicted { evicted.file.checkin(evicted.fd) }
         case .dropTree(let holding):
             LockProtocol.dropTree(fd: holding.fd)
+            finish(path, .held(holding))
         case .downgrade(let holding):
             LockProtocol.dropWrite(fd: holding.fd, mode: holding.mode, keepingRead: holding.readers > 0)
+            finish(path, .held(holding))
         }
     }
 
