@@ -1,9 +1,10 @@
 // Worker command for two or three processes editing one document at once
 // (Tests/FileCoordinationTests/CrossProcessEditingTests.swift; issue 15's first case).
 //
-//   document-loop <path> <tag> <count>
+//   document-loop <path> <tag> <count> [--report]
 //        opens a TextDocument of <path> (the main queue runs, as in an app) and prints "OPENED";
-//        on the line "go" on stdin, <count> times: appends "<tag>-<i>\n" and saves, then reads
+//        on the line "go" on stdin, <count> times: appends "<tag>-<i>\n" and saves (with
+//        --report, then prints "SAVED <tag>-<i>": the parent may SIGKILL it at any time), then reads
 //        <path> through a coordinated read off the main actor (the async form, library defaults,
 //        no timeout). Then closes the document and prints
 //        "DONE missing=<own lines not in the read that followed their save> cutoffs=<answers from
@@ -15,10 +16,11 @@ import Foundation
 
 /// Runs `document-loop`; never returns (the main thread serves the main queue).
 func runDocumentLoopCommand(_ arguments: [String]) -> Never {
-    guard arguments.count == 3, let count = Int(arguments[2]) else {
-        say("usage: document-loop <path> <tag> <count>")
+    guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "--report"), let count = Int(arguments[2]) else {
+        say("usage: document-loop <path> <tag> <count> [--report]")
         exit(2)
     }
+    let reportsSaves = arguments.count == 4
     let url = URL(fileURLWithPath: arguments[0])
     let tag = arguments[1]
     Task { @MainActor in
@@ -32,6 +34,7 @@ func runDocumentLoopCommand(_ arguments: [String]) -> Never {
                 let line = "\(tag)-\(index)\n"
                 document.append(line)
                 try await document.saveThrowing(to: url, for: .forOverwriting)
+                if reportsSaves { say("SAVED \(tag)-\(index)") }
                 let intent = FileAccessIntent.readingIntent(with: url)
                 let text = try await Coordinator().coordinate(with: [intent]) { intents in
                     try String(contentsOf: intents[0].url, encoding: .utf8)
