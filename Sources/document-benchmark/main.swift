@@ -21,6 +21,11 @@ func processCPUTime() -> UInt64 {
     return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
+// Child mode of the two-editors measure (TwoEditors.swift).
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--child", CommandLine.arguments[2] == "--editor" {
+    await TwoEditors.runChild(Array(CommandLine.arguments.dropFirst(3)))
+}
+
 // Child mode: open a document and report the memory it took (a fresh process, so the peak is ours).
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-rss" {
     let url = URL(fileURLWithPath: CommandLine.arguments[2])
@@ -64,8 +69,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--trace-saves"
 // Options: `--folder PATH` saves in a new folder inside PATH instead of the temporary folder (e.g.
 // /dev/shm, where fsync costs nothing, to see the fixed cost alone); `--rounds-scale X` runs X
 // times the rounds; `--saves-only` skips the open and PNG measurements; `--size LABEL` (repeatable:
-// 4K, 1M, 16M) measures only those saves.
-var options = (parent: NSTemporaryDirectory(), roundsScale: 1.0, savesOnly: false, sizes: Set<String>())
+// 4K, 1M, 16M) measures only those saves; `--editors-only` measures only two processes editing one
+// file (section 4).
+var options = (parent: NSTemporaryDirectory(), roundsScale: 1.0, savesOnly: false, sizes: Set<String>(), editorsOnly: false)
 do {
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
@@ -73,9 +79,10 @@ do {
         case "--folder": options.parent = arguments.popFirst() ?? options.parent
         case "--rounds-scale": options.roundsScale = Double(arguments.popFirst() ?? "") ?? 1
         case "--saves-only": options.savesOnly = true
+        case "--editors-only": options.editorsOnly = true
         case "--size": options.sizes.insert(arguments.popFirst() ?? "")
         default:
-            print("usage: document-benchmark [--folder PATH] [--rounds-scale X] [--saves-only] [--size 4K|1M|16M]...")
+            print("usage: document-benchmark [--folder PATH] [--rounds-scale X] [--saves-only | --editors-only] [--size 4K|1M|16M]...")
             exit(argument == "--help" || argument == "-h" ? 0 : 2)
         }
     }
@@ -103,6 +110,13 @@ func ratioSummary(_ times: [Double], over raw: [Double]) -> String {
 // few unmeasured rounds first warm up the caches and code paths. The ratio is the median of the
 // per-round ratios (each round's saves see the same disk weather), with the middle half of the
 // ratios in parentheses; the times are medians.
+// 4. (first when asked alone) Two processes editing one file: documents against the README's
+// read-modify-write.
+if options.editorsOnly {
+    try TwoEditors.printRows(in: folder, appends: max(20, Int(400 * options.roundsScale)))
+    exit(0)
+}
+
 for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), ("16 MiB", 16 << 20, 15)] {
     let shortLabel = label.replacingOccurrences(of: " KiB", with: "K").replacingOccurrences(of: " MiB", with: "M")
     if !options.sizes.isEmpty && !options.sizes.contains(shortLabel) { continue }
@@ -170,3 +184,6 @@ if numbers.count == 3 {
 // 3. PNG codec speed on a 1024×1024 RGBA photo-like image.
 let codec = CodecBenchmark.measure(width: 1024, height: 1024)
 print("| PNG encode / decode of 1024×1024 RGBA (MB/s of pixels) | | \(String(format: "%.0f / %.0f", codec.encodeMBps, codec.decodeMBps)) | \(codec.compressedBytes) bytes compressed | |")
+
+// 4. Two processes editing one file: documents against the README's read-modify-write.
+try TwoEditors.printRows(in: folder, appends: max(20, Int(400 * options.roundsScale)))

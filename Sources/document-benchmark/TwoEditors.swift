@@ -1,0 +1,132 @@
+import BenchmarkSupport
+import CloudDocuments
+import ExampleDocuments
+import Foundation
+
+/// Two processes editing one file at once (issue 15), next to the same work without documents:
+///
+/// - **documents**: each process has a `TextDocument` open on the file and, `appends` times,
+///   appends a line, saves, and reads the file through a coordinated read — which asks the other
+///   process's document to save first (the save-request round trip, timed on its own too);
+/// - **read-modify-write** (the raw baseline): each process, `appends` times, makes the README's
+///   coordinated read-modify-write (one coordinated write that reads the file, appends a line and
+///   writes it back atomically — Foundation's atomic write, which does not `fsync`);
+/// - the same read-modify-write made durable (`SafeSave`: `fsync` of the file and its folder, as a
+///   document's save does), to show how much of the difference is the disk's.
+///
+/// Each side checks its own result: every line of both processes must be in the file at the end.
+enum TwoEditors {
+    /// `--editor document|rmw|rmw-durable <path> <tag> <appends>`: the child's side. Prints "READY", waits
+    /// for "go", works, then prints "DONE <read durations in ns, comma-separated>" (documents) or
+    /// "DONE" and exits.
+    @MainActor static func runChild(_ arguments: [String]) async -> Never {
+        guard arguments.count == 4, let appends = Int(arguments[3]) else {
+            say("usage: --editor document|rmw|rmw-durable <path> <tag> <appends>")
+            exit(2)
+        }
+        let url = URL(fileURLWithPath: arguments[1])
+        let tag = arguments[2]
+        do {
+            switch arguments[0] {
+            case "document":
+                let document = TextDocument(fileURL: url)
+                try await document.openThrowing()
+                ready()
+                var reads: [UInt64] = []
+                for index in 0..<appends {
+                    document.append("\(tag)-\(index)\n")
+                    try await document.saveThrowing(to: url, for: .forOverwriting)
+                    let start = now()
+                    _ = try await Coordinator().coordinate(with: [.readingIntent(with: url)]) { intents in
+                        try Data(contentsOf: intents[0].url)
+                    }
+                    reads.append(now() - start)
+                }
+                try await document.closeThrowing()
+                say("DONE " + reads.map(String.init).joined(separator: ","))
+            default:
+                let durable = arguments[0] == "rmw-durable"
+                ready()
+                for index in 0..<appends {
+                    try Coordinator().coordinate(writingItemAt: url) { url in
+                        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+                        let updated = text + "\(tag)-\(index)\n"
+                        if durable {
+                            try SafeSave.write(Data(updated.utf8), to: url, creating: false)
+                        } else {
+                            try updated.write(to: url, atomically: true, encoding: .utf8)
+                        }
+                    }
+                }
+                say("DONE")
+            }
+            exit(0)
+        } catch {
+            say("ERROR \(error.localizedDescription)")
+            exit(1)
+        }
+    }
+
+    private static func ready() {
+        say("READY")
+        _ = readLine()
+    }
+
+    /// One line to the parent, unbuffered (standard output is a pipe).
+    private static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    struct Result {
+        var appendsPerSecond: Double
+        var readDurations: [Double]
+    }
+
+    /// Runs two children of `kind` on a new file in `folder`; nil (and a message) when a child
+    /// failed or a line is missing from the file.
+    static func measure(_ kind: String, appends: Int, in folder: URL) throws -> Result? {
+        let file = folder.appendingPathComponent("two-editors-\(kind).txt")
+        try Data().write(to: file)
+        let tags = ["A", "B"]
+        let children = try tags.map { try BenchmarkChild(["--editor", kind, file.path, $0, "\(appends)"]) }
+        for child in children where child.readLine() != "READY" {
+            print("two editors (\(kind)): a child did not start")
+            return nil
+        }
+        let start = now()
+        for child in children { child.send() }
+        var reads: [Double] = []
+        for child in children {
+            guard let line = child.readLine(), line.hasPrefix("DONE") else {
+                print("two editors (\(kind)): a child failed")
+                return nil
+            }
+            reads += line.dropFirst(5).split(separator: ",").compactMap { Double($0) }
+        }
+        let elapsed = Double(now() - start) / 1e9
+        for child in children { child.stop() }
+        let lines = Set((try String(contentsOf: file, encoding: .utf8)).split(separator: "\n").map(String.init))
+        let missing = tags.flatMap { tag in (0..<appends).map { "\(tag)-\($0)" } }.filter { !lines.contains($0) }
+        guard missing.isEmpty else {
+            print("two editors (\(kind)): \(missing.count) lines missing from the file, first \(missing[0])")
+            return nil
+        }
+        return Result(appendsPerSecond: Double(appends) / elapsed, readDurations: reads)
+    }
+
+    /// Prints the table rows: appends per second per process, documents ÷ read-modify-write, and
+    /// the save-request round trip (p50 / p99 of the documents' coordinated reads).
+    static func printRows(in folder: URL, appends: Int) throws {
+        guard let raw = try measure("rmw", appends: appends, in: folder),
+              let durable = try measure("rmw-durable", appends: appends, in: folder),
+              let ours = try measure("document", appends: appends, in: folder) else { return }
+        let ratio = ours.appendsPerSecond / raw.appendsPerSecond
+        print("| appends/s per process, 2 processes with open `TextDocument`s (append, save, coordinated read) ÷ 2 doing the README read-modify-write | \(String(format: "%.1f", raw.appendsPerSecond)) | \(String(format: "%.1f", ours.appendsPerSecond)) | \(String(format: "%.2f ×", ratio)) | ≥ 0.5 × |")
+        print("|   same ÷ 2 doing it durably (`SafeSave`: `fsync` of file and folder, like a document's save) | \(String(format: "%.1f", durable.appendsPerSecond)) | \(String(format: "%.1f", ours.appendsPerSecond)) | \(String(format: "%.2f ×", ours.appendsPerSecond / durable.appendsPerSecond)) | |")
+        let sorted = ours.readDurations.sorted()
+        if !sorted.isEmpty {
+            let p50 = sorted[sorted.count / 2] / 1e6, p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)] / 1e6
+            print("| save-request round trip (a document's coordinated read that asks the other process's document to save first), p50 / p99 | | \(String(format: "%.2f / %.2f ms", p50, p99)) | | p99 ≤ 50 ms |")
+        }
+    }
+}
