@@ -9,6 +9,11 @@
 //        no timeout). Then closes the document and prints
 //        "DONE missing=<own lines not in the read that followed their save> cutoffs=<answers from
 //        other processes not awaited past the limit>", or "ERROR <description>".
+//   append-loop <path> <tag> <count>
+//        prints "READY"; on the line "go" on stdin, <count> times: the README's read-modify-write
+//        (one coordinated write that reads <path>, appends "<tag>-<i>\n" and writes it back
+//        atomically). Then prints "DONE cutoffs=<answers not awaited past the limit>", or
+//        "ERROR <description>".
 import CloudDocuments
 import ExampleDocuments
 import Foundation
@@ -50,6 +55,30 @@ func runDocumentLoopCommand(_ arguments: [String]) -> Never {
         }
     }
     dispatchMain()
+}
+
+/// Runs `append-loop`.
+func runAppendLoopCommand(_ arguments: [String]) -> Never {
+    guard arguments.count == 3, let count = Int(arguments[2]) else {
+        say("usage: append-loop <path> <tag> <count>")
+        exit(2)
+    }
+    let url = URL(fileURLWithPath: arguments[0])
+    say("READY")
+    guard readLine() == "go" else { exit(2) }
+    do {
+        for index in 0..<count {
+            try Coordinator().coordinate(writingItemAt: url) { url in
+                let text = try String(contentsOf: url, encoding: .utf8)
+                try (text + "\(arguments[1])-\(index)\n").write(to: url, atomically: true, encoding: .utf8)
+            }
+        }
+        say("DONE cutoffs=\(RemoteLog.cutOffCount)")
+        exit(0)
+    } catch {
+        say("ERROR \(error.localizedDescription)")
+        exit(1)
+    }
 }
 
 /// The next line of standard input, read on a thread of its own (the main actor stays free).

@@ -119,6 +119,7 @@ do {
     case "remote-document": runRemoteDocumentCommand(Array(arguments.dropFirst()))  // RemoteDocumentCommands.swift
     case "hostile-victim", "hostile-peer": runHostileCommand(command, Array(arguments.dropFirst()))  // HostilePeerCommands.swift
     case "document-loop": runDocumentLoopCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift
+    case "append-loop": runAppendLoopCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift
     case "conflict-lines": runConflictLinesCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift
     default:
         say("unknown command \(command)")

@@ -30,6 +30,32 @@ struct CrossProcessEditingTests {
         try Self.expectKept(expected, in: setup.file, environment: environment)
     }
 
+    /// Documents open in two processes while two others append with the README's read-modify-write
+    /// (issue 15's soak, without moves): every line stays. A document's reload used to run inside
+    /// its own save (its reads share the save's lock owner): the merge then took the reloaded text
+    /// for the common ancestor and dropped the appenders' lines, about one line in 3,000.
+    @Test("documents and read-modify-write appenders on one file keep every line")
+    func documentsAndAppendersKeepEveryLine() throws {
+        let setup = try RemoteDeliveryTests.Setup(contents: "")
+        let environment = Self.environment(setup)
+        let rounds = 150, appends = 600
+        let documents = try ["D0", "D1"].map { tag in
+            try ChildProcess(["document-loop", setup.file.path, tag, "\(rounds)"], environment: environment)
+        }
+        let appenders = try ["A0", "A1"].map { tag in
+            try ChildProcess(["append-loop", setup.file.path, tag, "\(appends)"], environment: environment)
+        }
+        defer { for child in documents + appenders { child.closeInput(); child.waitForExit() } }
+        for child in documents { #expect(child.readLine() == "OPENED") }
+        for child in appenders { #expect(child.readLine() == "READY") }
+        for child in documents + appenders { child.send("go") }
+        let errors = Self.waitUntilDone(documents + appenders)
+        #expect(errors.isEmpty, "\(errors)")
+        let expected = ["D0", "D1"].flatMap { tag in (0..<rounds).map { "\(tag)-\($0)" } }
+            + ["A0", "A1"].flatMap { tag in (0..<appends).map { "\(tag)-\($0)" } }
+        try Self.expectKept(expected, in: setup.file, environment: environment)
+    }
+
     /// `kill -9` at any moment: while two processes edit the document, a third one with the
     /// document open is killed, three times, at a different point of its loop each time (after
     /// 1, 4 and 9 saves — mid-save, mid-read, or while asked to save by the others). The others

@@ -278,6 +278,12 @@ extension CloudDocument {
         let request = ReadRequest(documentURL: url, type: TypeIdentifiers.typeIdentifier(for: url))
         do {
             try makeCoordinator().coordinate(readingItemAt: url) { readURL in
+                // This read shares the document's lock owner with its saves, so it does not wait
+                // for a save's write lock: `saveLock` keeps it out of a save under way (otherwise
+                // a reload landing between a save's snapshot check and its merge made the merge
+                // take the reloaded text for the common ancestor and drop the other program's lines).
+                saveLock.lock()
+                defer { saveLock.unlock() }
                 if presenterSession != nil {
                     // Unchanged since we last read or wrote it, or gone: nothing to reload.
                     let known = storage.withLock { $0.diskIdentity }

@@ -83,8 +83,10 @@ open class CloudDocument: FilePresenter {
     /// queue and outside the lifecycle FIFO.
     nonisolated let presenterSaveQueue: DispatchQueue
     /// Held while a save writes, so two saves of this document (a lifecycle save
-    /// and one asked for by another coordinator) never write at the same time. Only taken inside
-    /// a coordinated write, after the coordination locks: a save waiting for those never holds it.
+    /// and one asked for by another coordinator) never write at the same time, and while a revert
+    /// reads and loads, so a reload never lands inside a save (the document's coordinators share
+    /// one lock owner: its reads do not wait for its own writes). Only taken inside a coordinated
+    /// access, after the coordination locks: a save or revert waiting for those never holds it.
     nonisolated let saveLock = NSLock()
     /// The version store bound with `VersionStore.override` (tests) when the document was made,
     /// or `nil` for the standard one. The document's own version calls run on its queues, which do
