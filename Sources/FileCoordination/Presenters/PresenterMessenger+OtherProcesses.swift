@@ -25,7 +25,7 @@ extension PresenterMessenger {
     /// an accessor (a nested coordination) they are asked with the locks held, lending them, as
     /// before: their save may need the outer locks.
     mutating func askOtherProcessesBeforeLocking(_ accesses: [ResolvedAccess]) throws(CoordinationError) {
-        if ThreadClaims.holdsNothing && !registry.isEmpty {
+        if ThreadClaims.holdsNothing && !directory.nobodyHere {
             let local = unique(accesses.filter(Self.asksForSaves).flatMap { presentersConcerned(by: $0) })
             try ask(local.map { ($0, .saveChanges) }, lending: false)
             savedBeforeLocking = Set(local.map(\.id))
@@ -35,8 +35,8 @@ extension PresenterMessenger {
         for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes {
             // No other process can present the item, a folder above it or anything inside it
             // (a few loads): nothing to ask, and no `lstat`.
-            guard remote.mayConcern(access.itemPath) || remote.mayConcernInside(access.itemPath)
-                    || (isPackageAccess(access) && remote.mayConcernInside(access.lockPath)) else { continue }
+            guard directory.mayPresentElsewhere(at: access.itemPath) || directory.mayPresentElsewhere(inside: access.itemPath)
+                    || (isPackageAccess(access) && directory.mayPresentElsewhere(inside: access.lockPath)) else { continue }
             // What the item is, looked at now: the answer only chooses whom to ask (the locks,
             // taken next, decide what the access itself does).
             var probe = access
@@ -51,15 +51,14 @@ extension PresenterMessenger {
         var deleted: [PresenterAddress] = []
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in concerned {
-            let found = try remoteAddresses(for: access)
-            let elsewhere = RemoteFound(found, item: access.itemPath)
+            let found = try lookUpElsewhere(for: access)
             if savesAsked && Self.asksForSaves(access) {
-                savers += isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhere.item
+                savers += presentersConcerned(by: access, foundElsewhere: found)
             }
             if access.deletes && access.existedBefore {
-                deleted += elsewhere.item + elsewhere.inside
+                deleted += found.presenters(at: access.itemPath) + found.presenters(inside: access.itemPath)
                 let url = CanonicalPath.url(for: access.itemPath)
-                subitemDeletions += elsewhere.ancestors.map { ($0, url) }
+                subitemDeletions += found.presenters(above: access.itemPath).map { ($0, url) }
             }
         }
         try ask(unique(savers).map { ($0, .saveChanges) })

@@ -8,15 +8,22 @@ import Synchronization
 /// through here: accesses, batches (`prepare(forReadingItemsAt:…)`) and moves
 /// (`item(at:didMoveTo:)`). The coordinator's own presenter is never messaged about its own
 /// accesses.
+///
+/// Who presents what, in this process and in others, is asked of one `PresenterDirectory`; this
+/// type decides, from Apple's rules, which of those questions an access raises and what each
+/// presenter found is told.
 struct PresenterMessenger {
-    let registry: PresenterRegistry
+    /// Who presents at, above or inside a path, here and in other processes.
+    let directory: PresenterDirectory
     let packageExtensions: PackageExtensions
     let lending: LockLending
     let ownPresenter: PresenterID?
     let requester: LockOwner
     let context: WaitContext
     let delivery: any PresenterDelivery
-    /// Presenters of the item in other processes (remote presenters hook).
+    /// How other processes are asked: whether they are asked to save (`asksForSaves`), how long
+    /// their answers are awaited (`answerLimit`), and the main queue's record of whom it waits
+    /// for. Who presents what there is asked of `directory`.
     let remote: RemotePresence
     /// Presenters already prepared by a `prepare(forReadingItemsAt:…)` batch of this coordinator.
     var alreadyPrepared: Set<PresenterID> = []
@@ -30,7 +37,7 @@ struct PresenterMessenger {
     /// unless given, for tests).
     init(runtime: CoordinationRuntime, ownPresenter: (any FilePresenter)?, requester: LockOwner,
          context: WaitContext, delivery: (any PresenterDelivery)? = nil) {
-        self.registry = runtime.registry
+        self.directory = PresenterDirectory(runtime: runtime)
         self.packageExtensions = runtime.packageExtensions
         self.lending = runtime.lending
         self.ownPresenter = ownPresenter.map(PresenterID.init)
@@ -52,7 +59,7 @@ struct PresenterMessenger {
     /// (Docs/RemotePresenters.md, *Invariants*).
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
         let elsewhere = accesses.contains { concernsOtherProcesses($0) }
-        guard !registry.isEmpty || elsewhere else { return [] }
+        guard !directory.nobodyHere || elsewhere else { return [] }
         let endMainQueueWait = elsewhere ? recordMainQueueWait(accesses) : nil
         defer { endMainQueueWait?() }
         var readers: [PresenterAddress] = []
@@ -65,21 +72,21 @@ struct PresenterMessenger {
             let saving = concerned.filter { !savedBeforeLocking.contains($0.id) }
             // Presenters in other processes relinquish as those of this process do (for a
             // package, all of them: the package and everything inside it).
-            let found = elsewhere ? try remoteAddresses(for: access) : []
-            let elsewhereFound = RemoteFound(found, item: access.itemPath)
-            concerned += isPackageAccess(access) ? RemoteFound(found, item: access.lockPath).all : elsewhereFound.item
+            let found = elsewhere ? try lookUpElsewhere(for: access) : RemoteFound()
+            concerned += presentersConcerned(by: access, foundElsewhere: found)
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
-                    writers += registry.addressesInside(access.itemPath) + elsewhereFound.inside
+                    writers += directory.presenters(inside: access.itemPath, elsewhere: found)
                 }
                 if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
+                // (Other processes' presenters were asked before the locks were taken.)
                 if access.deletes && access.existedBefore {
-                    deleted += registry.addresses(at: access.itemPath)
-                    deleted += registry.addressesInside(access.itemPath)
+                    deleted += directory.presenters(at: access.itemPath)
+                    deleted += directory.presenters(inside: access.itemPath)
                     let url = CanonicalPath.url(for: access.itemPath)
-                    subitemDeletions += registry.addressesOfAncestors(of: access.itemPath).map { ($0, url) }
+                    subitemDeletions += directory.presenters(above: access.itemPath).map { ($0, url) }
                 }
             } else {
                 readers += concerned
@@ -112,8 +119,9 @@ struct PresenterMessenger {
     /// Whether another process may present the item, a folder above it, or (for a folder
     /// removed, a package) something inside: a few loads, no system call.
     func concernsOtherProcesses(_ access: ResolvedAccess) -> Bool {
-        remote.mayConcern(access.itemPath) || (Self.removesFolder(access) && remote.mayConcernInside(access.itemPath))
-            || (isPackageAccess(access) && remote.mayConcernInside(access.lockPath))
+        directory.mayPresentElsewhere(at: access.itemPath)
+            || (Self.removesFolder(access) && directory.mayPresentElsewhere(inside: access.itemPath))
+            || (isPackageAccess(access) && directory.mayPresentElsewhere(inside: access.lockPath))
     }
 
     /// Records, for a coordination on the main queue, which processes it is about to wait for, so
@@ -122,8 +130,8 @@ struct PresenterMessenger {
     func recordMainQueueWait(_ accesses: [ResolvedAccess]) -> (() -> Void)? {
         remote.recordMainQueueWait(for: {
             accesses.reduce(0) {
-                $0 | remote.candidateSlots(at: $1.itemPath, inside: Self.removesFolder($1))
-                    | (isPackageAccess($1) ? remote.candidateSlots(at: $1.lockPath, inside: true) : 0)
+                $0 | directory.processesThatMayPresent(at: $1.itemPath, inside: Self.removesFolder($1))
+                    | (isPackageAccess($1) ? directory.processesThatMayPresent(at: $1.lockPath, inside: true) : 0)
             }
         })
     }
@@ -134,14 +142,14 @@ struct PresenterMessenger {
         access.isInsidePackage || packageExtensions.isPackage(access.lockPath)
     }
 
-    /// The presenters in other processes an access concerns: of the item, the folders above it
-    /// and (for a folder removed) inside it; for a package access, of the package, the folders
-    /// above it and everything inside it. Remembered under the item's path for `finish`.
-    func remoteAddresses(for access: ResolvedAccess) throws(CoordinationError) -> [PresenterAddress] {
+    /// Looks up the presenters in other processes an access concerns: of the item, the folders
+    /// above it and (for a folder removed) inside it; for a package access, of the package, the
+    /// folders above it and everything inside it. Remembered under the item's path for `finish`.
+    func lookUpElsewhere(for access: ResolvedAccess) throws(CoordinationError) -> RemoteFound {
         if isPackageAccess(access) {
-            return try remote.addresses(at: access.lockPath, inside: true, rememberedAs: access.itemPath, context: context)
+            return try directory.lookUpElsewhere(at: access.lockPath, inside: true, rememberedAs: access.itemPath, context: context)
         }
-        return try remote.addresses(at: access.itemPath, inside: Self.removesFolder(access), context: context)
+        return try directory.lookUpElsewhere(at: access.itemPath, inside: Self.removesFolder(access), context: context)
     }
 
     /// A write that deletes, moves away or replaces a directory: presenters inside it are concerned.
@@ -151,18 +159,26 @@ struct PresenterMessenger {
 
     /// Every presenter a batch of accesses relinquishes (for `prepare(forReadingItemsAt:…)`).
     func concernedPresenters(_ accesses: [ResolvedAccess]) -> [PresenterID] {
-        guard !registry.isEmpty else { return [] }
+        guard !directory.nobodyHere else { return [] }
         return unique(accesses.flatMap { presentersConcerned(by: $0) }).map(\.id)
     }
 
-    /// Presenters of the item, of the package that contains it, and of items inside that package.
+    /// Presenters of this process an access concerns: of the item and, for a package access, of
+    /// the package that is or contains it and of the items inside that package.
     func presentersConcerned(by access: ResolvedAccess) -> [PresenterAddress] {
-        var result = registry.addresses(at: access.itemPath)
-        if access.isInsidePackage || packageExtensions.isPackage(access.lockPath) {
-            if access.isInsidePackage { result += registry.addresses(at: access.lockPath) }
-            result += registry.addressesInside(access.lockPath)
+        var result = directory.presenters(at: access.itemPath)
+        if isPackageAccess(access) {
+            if access.isInsidePackage { result += directory.presenters(at: access.lockPath) }
+            result += directory.presenters(inside: access.lockPath)
         }
         return result
+    }
+
+    /// The same presenters in other processes, as `found` (`lookUpElsewhere(for: access)`) has
+    /// them: of the item or, for a package access, of the package and of everything inside it.
+    func presentersConcerned(by access: ResolvedAccess, foundElsewhere found: RemoteFound) -> [PresenterAddress] {
+        guard isPackageAccess(access) else { return found.presenters(at: access.itemPath) }
+        return found.presenters(at: access.lockPath) + found.presenters(inside: access.lockPath)
     }
 
     private func relinquish(_ presenters: [PresenterAddress], toWriter: Bool) throws(CoordinationError) -> Reacquirers {
@@ -251,24 +267,22 @@ struct PresenterMessenger {
 
     /// Tells presenters what the access changed: the item changed, a subitem changed or appeared.
     func finish(_ accesses: [ResolvedAccess]) {
-        guard !registry.isEmpty || accesses.contains(where: { remote.mayConcern($0.itemPath) }) else { return }
+        guard accesses.contains(where: { directory.mayConcern($0.itemPath) }) else { return }
         for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
-            // Remote presenters hook: those found before the access (of the item, of the folders
-            // above it) are told as those of this process are.
-            let elsewhere = remote.mayConcern(access.itemPath)
-                ? RemoteFound(remote.delivery.lastFound(at: access.itemPath), item: access.itemPath) : RemoteFound()
-            for address in registry.addresses(at: access.itemPath) + elsewhere.item where !isOwn(address) {
+            // Presenters in other processes found before the access (of the item, of the folders
+            // above it) are told as those of this process are, without asking again.
+            let elsewhere = directory.foundElsewhereBefore(at: access.itemPath)
+            for address in directory.presenters(at: access.itemPath, elsewhere: elsewhere) where !isOwn(address) {
                 notify(address, .itemDidChange)
             }
             if access.isInsidePackage {
-                let package = elsewhere.ancestors.filter { $0.path == access.lockPath }
-                for address in registry.addresses(at: access.lockPath) + package where !isOwn(address) {
+                for address in directory.presenters(at: access.lockPath, elsewhere: elsewhere) where !isOwn(address) {
                     notify(address, .itemDidChange)
                 }
             }
             // The URL and the check for a new item only when a folder's presenter is told (a
             // save is often presented only by its own writer).
-            let containing = (registry.addressesOfAncestors(of: access.itemPath) + elsewhere.ancestors).filter { !isOwn($0) }
+            let containing = directory.presenters(above: access.itemPath, elsewhere: elsewhere).filter { !isOwn($0) }
             guard !containing.isEmpty else { continue }
             let url = CanonicalPath.url(for: access.itemPath)
             let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
@@ -293,20 +307,20 @@ struct PresenterMessenger {
     /// of the item and inside it get `.itemDidMove` addressed to their old path (their process
     /// re-keys its registry), those of the folders around get the subitem message.
     func announceMove(from oldPath: String, to newPath: String, oldURL: URL, newURL: URL) {
-        let elsewhereOld = remote.mayConcern(oldPath) || remote.mayConcernInside(oldPath)
-        let elsewhereNew = remote.mayConcern(newPath)
-        guard !registry.isEmpty || elsewhereOld || elsewhereNew else { return }
-        let foundOld = elsewhereOld ? RemoteFound((try? remote.addresses(at: oldPath, inside: true, context: context)) ?? [], item: oldPath) : RemoteFound()
-        let foundNew = elsewhereNew ? RemoteFound((try? remote.addresses(at: newPath, context: context)) ?? [], item: newPath) : RemoteFound()
-        for moved in registry.move(from: oldPath, to: newPath) where moved.id != ownPresenter {
+        let elsewhereOld = directory.mayPresentElsewhere(at: oldPath) || directory.mayPresentElsewhere(inside: oldPath)
+        let elsewhereNew = directory.mayPresentElsewhere(at: newPath)
+        guard !directory.nobodyHere || elsewhereOld || elsewhereNew else { return }
+        let foundOld = elsewhereOld ? (try? directory.lookUpElsewhere(at: oldPath, inside: true, context: context)) ?? RemoteFound() : RemoteFound()
+        let foundNew = elsewhereNew ? (try? directory.lookUpElsewhere(at: newPath, context: context)) ?? RemoteFound() : RemoteFound()
+        for moved in directory.moveHere(from: oldPath, to: newPath) where moved.id != ownPresenter {
             notify(PresenterAddress(id: moved.id, path: moved.new), .itemDidMove(to: CanonicalPath.url(for: moved.new)))
         }
-        for address in foundOld.item + foundOld.inside {
+        for address in foundOld.presenters(at: oldPath) + foundOld.presenters(inside: oldPath) {
             notify(address, .itemDidMove(to: CanonicalPath.url(for: newPath + address.path.dropFirst(oldPath.count))))
         }
         var told = Set<PresenterID>()
-        let containing = registry.addressesOfAncestors(of: oldPath) + foundOld.ancestors
-            + registry.addressesOfAncestors(of: newPath) + foundNew.ancestors
+        let containing = directory.presenters(above: oldPath, elsewhere: foundOld)
+            + directory.presenters(above: newPath, elsewhere: foundNew)
         for address in containing where address.id != ownPresenter && told.insert(address.id).inserted {
             notify(address, .subitemDidMove(from: oldURL, to: newURL))
         }

@@ -13,7 +13,8 @@ import Synchronization
 /// The registry answers "who presents what" (as `PresenterAddress` values: a `PresenterID` and a
 /// path); `PresenterMessenger` decides what they are told and sends it through a
 /// `PresenterDelivery`, and `ChangeMonitor` watches the registered items for changes made by
-/// other processes. A transport for presenters in other processes plugs in beside it.
+/// other processes. `PresenterDirectory` puts its answers beside those of presenters in other
+/// processes (`RemotePresence`): the messenger asks the directory, not the registry.
 final class PresenterRegistry: Sendable {
     /// Watches the registered items for changes made elsewhere.
     let monitor: ChangeMonitor

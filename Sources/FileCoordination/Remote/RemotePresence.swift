@@ -12,7 +12,8 @@ import SystemSupport
 ///   run on the presenters' queues) and answers lookups from the registry.
 /// - Asking: `mayConcern` (the fast path: a few loads, no system call) and `addresses(at:)`
 ///   (the slow path: a lookup round trip to each candidate process), then `delivery` carries
-///   the messages.
+///   the messages. The messenger asks both through `PresenterDirectory`, beside this process's
+///   registry.
 ///
 /// When the table cannot be mapped, or no slot is free, nothing is published or asked, and
 /// presenters in other processes are reached only through their change monitors, as before.
