@@ -9,7 +9,7 @@
 //        the endpoint's poll loop>", "limit <n>" → lower the soft descriptor limit to <n> more
 //        than are open now (libdispatch's event loop made first), "LIMITED <limit>". Stops at
 //        end of stdin ("STOPPED").
-//   hostile-peer <socket-path> <attack> [<presented path>]
+//   hostile-peer <socket-path> <attack> [<presented path> <presenter number>]
 //        attack the endpoint at <socket-path>, print "ATTACKED <what happened>", keep every
 //        connection still open until end of stdin, then print "DONE" (for silence, once its
 //        senders have ended: "DONE dropped=<connections the victim dropped>"). Attacks: malformed,
@@ -17,7 +17,11 @@
 //        close), descriptors (valid lookups carrying SCM_RIGHTS descriptors, answers read back),
 //        silence (lookups sent, answers never read: reported once 8 KiB of answers wait unread,
 //        while more are sent), connections (more than the endpoint's cap,
-//        held open; the last one proven accepted by a lookup's answer).
+//        held open; the last one proven accepted by a lookup's answer), flood (20,000 notifications
+//        for the presenter <presenter number> at <presented path>, then a lookup whose answer is read).
+//   The victim also takes: "number" → "NUMBER <its presenter's number>", "block"/"unblock" (suspend or
+//   resume its presenter queue, "BLOCKED"/"UNBLOCKED" once drained), "waiting" → "WAITING <messages
+//   from other processes on presenter queues>", "queued" → "QUEUED <operations on its presenter queue>".
 import FileCoordination
 import Foundation
 import Glibc
@@ -43,6 +47,16 @@ private func runHostileVictim(_ arguments: [String]) {
         switch words.first {
         case "fds": say("FDS \(openDescriptorCount())")
         case "turns": say("TURNS \(RemoteHostileTesting.endpointTurns)")
+        case "number": say("NUMBER \(RemoteHostileTesting.presenterNumber(of: presenter))")
+        case "block":
+            presenter.presentedItemOperationQueue.isSuspended = true
+            say("BLOCKED")
+        case "unblock":
+            presenter.presentedItemOperationQueue.isSuspended = false
+            presenter.presentedItemOperationQueue.waitUntilAllOperationsAreFinished()
+            say("UNBLOCKED")
+        case "waiting": say("WAITING \(RemoteHostileTesting.remoteDeliveriesWaiting)")
+        case "queued": say("QUEUED \(presenter.presentedItemOperationQueue.operationCount)")
         case "limit":
             // libdispatch makes its event loop's descriptors (epoll, eventfd) on first use and
             // traps if it cannot: use it before the limit, as any application has long since.
@@ -86,6 +100,7 @@ private func runHostilePeer(_ arguments: [String]) {
     case "descriptors": report = descriptors(path, held: &held)
     case "silence": (report, finish) = silence(path, held: &held)
     case "connections": report = connections(path, held: &held)
+    case "flood" where arguments.count == 4: report = flood(path, presented: arguments[2], number: UInt64(arguments[3]) ?? 0)
     default: report = "ERROR unknown attack \(arguments[1])"
     }
     say("ATTACKED \(report)")
@@ -93,6 +108,21 @@ private func runHostilePeer(_ arguments: [String]) {
     let outcome = finish()
     for fd in held { close(fd) }
     say("DONE" + outcome)
+}
+
+/// 20,000 notifications for one presenter on one connection (the victim's presenter queue is
+/// blocked meanwhile): the victim must not queue them all.
+private func flood(_ path: String, presented: String, number: UInt64) -> String {
+    let fd = rawConnect(path)
+    guard fd >= 0 else { return "ERROR connect" }
+    defer { close(fd) }
+    var sent = 0
+    for id in 1...20_000 where rawSend(fd, RemoteHostileTesting.subitemNotificationFrame(id: UInt64(id), number: number, path: presented)) {
+        sent += 1
+    }
+    // A lookup's answer comes after every notification before it was handed over.
+    let answered = rawSend(fd, RemoteHostileTesting.lookupFrame(id: 30_000, path: "/")) ? readFrames(fd, count: 1) : 0
+    return "sent=\(sent) answered=\(answered)"
 }
 
 /// Sends each frame on a connection of its own; reports how many connections the victim closed.

@@ -133,6 +133,31 @@ struct HostilePeerTests {
         })
     }
 
+    @Test("a flood of notifications for a presenter whose queue is blocked queues at most the budget, and the rest is dropped")
+    func notificationFloodIsBounded() throws {
+        let victim = try Victim()
+        try victim.legitimateWriteIsAnswered()
+        let number = victim.ask("number", "NUMBER")
+        victim.process.send("block")
+        #expect(victim.process.expect("BLOCKED") == "BLOCKED")
+        let hostile = try ChildProcess(["hostile-peer", victim.socket, "flood", victim.setup.file.path, "\(number)"])
+        let report = hostile.expect("ATTACKED") ?? "nothing"
+        #expect(report.contains("sent=20000") && report.contains("answered=1"), "\(report)")
+        let limit = RemoteHostileTesting.remoteDeliveryLimit
+        let waiting = victim.ask("waiting", "WAITING"), queued = victim.ask("queued", "QUEUED")
+        #expect(waiting >= 0 && waiting <= limit, "\(waiting) messages wait, the budget is \(limit)")
+        // Each message queued has one marker behind it (which gives its unit back).
+        #expect(queued >= 0 && queued <= 2 * limit, "\(queued) operations on the presenter queue")
+        victim.process.send("unblock")
+        #expect(victim.process.expect("UNBLOCKED") == "UNBLOCKED")
+        #expect(victim.ask("waiting", "WAITING") == 0, "every unit came back once the queue ran")
+        hostile.closeInput()
+        #expect(hostile.expect("DONE")?.hasPrefix("DONE") == true)
+        hostile.waitForExit()
+        try victim.legitimateWriteIsAnswered()
+        victim.stop()
+    }
+
     @Test("at its descriptor limit the victim closes its idlest connection for a newcomer, and its endpoint does not spin")
     func descriptorLimitDoesNotSpin() throws {
         let turnsBefore = Locked(0)

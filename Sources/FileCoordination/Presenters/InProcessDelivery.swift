@@ -85,12 +85,24 @@ final class InProcessDelivery: PresenterDelivery {
         }
     }
 
+    /// Reacquirers kept at most: a peer that asks presenters to relinquish and never sends the
+    /// `.reacquire` would otherwise grow the table for ever. Beyond it, the oldest one runs (its
+    /// writer is long gone: no coordination lasts that many relinquishments).
+    static let reacquirerLimit = 4096
+
     private func keep(_ reacquirer: @escaping @Sendable () -> Void, of presenter: any FilePresenter) -> ReacquirerID {
-        reacquirers.withLock { state in
+        let (id, evicted) = reacquirers.withLock { state -> (ReacquirerID, UInt64?) in
             state.next += 1
             state.table[state.next] = (presenter, reacquirer)
-            return ReacquirerID(value: state.next)
+            // Ids grow by one: the oldest kept is the smallest (a scan only when over the limit).
+            let oldest = state.table.count > Self.reacquirerLimit ? state.table.keys.min() : nil
+            return (ReacquirerID(value: state.next), oldest)
         }
+        if let evicted {
+            RemoteLog.dropped("a reacquirer never asked for (more than \(Self.reacquirerLimit) kept): run now")
+            runReacquirer(ReacquirerID(value: evicted))
+        }
+        return id
     }
 
     /// Runs a reacquirer on its presenter's queue (always queued, never inline), once.

@@ -1,3 +1,4 @@
+import Foundation
 /// Hooks for the hostile-peer tests' worker (`CoordinationTestHelper hostile-*`), which cannot see
 /// the module's internal types: the documented bounds, valid frames to abuse, and the endpoint's
 /// turn counter. Not part of the API.
@@ -26,4 +27,22 @@ package enum RemoteHostileTesting {
         (try? RemoteMessageCodec.encode(.request(RemoteRequest(id: id, presenterNumber: number, presentedPath: path,
                                                                message: .itemDidChange)))) ?? []
     }
+
+    /// A valid request frame, as sent: `presentedSubitemDidChange(at: path + "/x")` for presenter
+    /// `number` (a notification that no change monitor stamp deduplicates).
+    package static func subitemNotificationFrame(id: UInt64, number: UInt64, path: String) -> [UInt8] {
+        let subitem = URL(fileURLWithPath: path + "/x")
+        return (try? RemoteMessageCodec.encode(.request(RemoteRequest(id: id, presenterNumber: number, presentedPath: path,
+                                                                      message: .subitemDidChange(at: subitem))))) ?? []
+    }
+
+    /// The number other processes address `presenter` by.
+    package static func presenterNumber(of presenter: any FilePresenter) -> UInt64 {
+        UInt64(PresenterID(presenter).number)
+    }
+
+    /// Messages from other processes waiting on this process's presenter queues, and the most
+    /// that may (`RemoteDeliveryBudget`).
+    package static var remoteDeliveriesWaiting: Int { RemoteDeliveryBudget.shared.waitingCount }
+    package static var remoteDeliveryLimit: Int { RemoteDeliveryBudget.shared.limit }
 }

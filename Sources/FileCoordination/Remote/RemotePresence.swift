@@ -287,7 +287,18 @@ final class RemotePresence: Sendable {
                     // must not report that deletion a second time.
                     registry.monitor.noteAnnouncedDeletion(request.presentedPath)
                 }
+                let budget = RemoteDeliveryBudget.shared
+                guard budget.take() else {
+                    // A flood (Docs/RemotePresenters.md, "Hostile peers"): answered as the
+                    // protocol's defaults would, without queueing anything more.
+                    budget.refused("a \(remote.message.logName) request from process \(reply.peer.pid)")
+                    let outcome: RemoteAnswer.Outcome = request.expectedAnswer == .relinquishment
+                        ? .relinquished(reacquirer: nil) : .completed(nil)
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: outcome)))
+                    return
+                }
                 local.send(request) { answer in
+                    budget.give()
                     let outcome: RemoteAnswer.Outcome
                     switch answer {
                     case .relinquished(let reacquirer): outcome = .relinquished(reacquirer: reacquirer?.value)
@@ -320,17 +331,37 @@ extension RemotePresence {
         switch request.message {
         case .itemDidChange:
             guard registry.monitor.claimAnnouncedChange(request.presentedPath) else { return }
-            local.send(request, answer: nil)
+            send(request, registry: registry, local: local)
         case .itemDidMove(let url):
             let newPath = PathBytes.path(of: url)
             for moved in registry.move(from: request.presentedPath, to: newPath) {
-                local.send(PresenterRequest(presenter: moved.id, presentedPath: moved.new,
-                                            message: .itemDidMove(to: CanonicalPath.url(for: moved.new)), borrow: nil),
-                           answer: nil)
+                // The registry has moved the presenter already: a move dropped for the budget
+                // still leaves this process's view right (the change monitor tells the presenter).
+                send(PresenterRequest(presenter: moved.id, presentedPath: moved.new,
+                                      message: .itemDidMove(to: CanonicalPath.url(for: moved.new)), borrow: nil),
+                     registry: registry, local: local)
             }
         default:
-            local.send(request, answer: nil)
+            send(request, registry: registry, local: local)
         }
+    }
+
+    /// Hands one notification to its presenter's queue, within `RemoteDeliveryBudget`.
+    private static func send(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery) {
+        if case .reacquire = request.message {
+            // Runs a reacquirer this process handed out (bounded by `InProcessDelivery`), even
+            // for a presenter unregistered since.
+            local.send(request, answer: nil)
+            return
+        }
+        guard let presenter = registry.presenter(request.presenter) else { return }  // gone meanwhile
+        let budget = RemoteDeliveryBudget.shared
+        guard budget.take() else {
+            budget.refused("a \(request.message.logName) notification")
+            return
+        }
+        local.send(request, answer: nil)
+        budget.give(after: presenter.presentedItemOperationQueue)
     }
 }
 
