@@ -14,6 +14,10 @@ extension CloudDocument {
         var contents: DocumentContents
         /// The conflict version kept, if the file had changed and was not merged.
         var conflict: FileVersion?
+        /// Nothing was at the target when it was checked: the write must then *create* it, never
+        /// replace what appeared since (a folder moved into place around it by a program that did
+        /// not coordinate, say), which nobody checked.
+        var targetWasMissing = false
     }
 
     /// Runs inside the save's coordinated write of `target`, before the new contents are written.
@@ -29,7 +33,11 @@ extension CloudDocument {
     nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation,
                                                 contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
-        guard operation == .forOverwriting, let current = DiskIdentity.of(targetPath, followingLinks: true) else { return result }
+        guard operation == .forOverwriting else { return result }
+        guard let current = DiskIdentity.of(targetPath, followingLinks: true) else {
+            result.targetWasMissing = true
+            return result
+        }
         let (known, racy, fileURL, isOpen, preserves) = storage.withLock {
             ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.isOpen, $0.preservesVersions)
         }

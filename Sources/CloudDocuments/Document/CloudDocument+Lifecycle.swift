@@ -171,7 +171,10 @@ extension CloudDocument {
                 let targetPath = PathBytes.path(of: target)
                 let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
                                                                 contents: snapshot.contents, coordinator: coordinator)
-                try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: operation)
+                // Overwriting a file that was not there when checked creates it (no replace): an
+                // item that appeared since was never checked and must not be overwritten unseen.
+                let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
+                try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
                 keptConflict.value = protection.conflict != nil
                 let identity = DiskIdentity.of(targetPath, followingLinks: true)
                 // With progress: on the main actor, after the announcement of
