@@ -29,8 +29,9 @@ extension CloudDocument {
     ///
     /// Throws ``DocumentError/saveFailed(_:reason:errno:)`` when the contents could not be kept:
     /// the save must then not overwrite them.
-    /// `targetPath` is `target`'s path (`PathBytes.path(of:)`), worked out once per save.
-    nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation,
+    /// `targetPath` is `target`'s path (`PathBytes.path(of:)`), worked out once per save;
+    /// `startURL` is the document's file when the save was asked for.
+    nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation, startedFor startURL: URL,
                                                 contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
         guard operation == .forOverwriting else { return result }
@@ -41,7 +42,10 @@ extension CloudDocument {
         let (known, racy, fileURL, isOpen, preserves) = storage.withLock {
             ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.isOpen, $0.preservesVersions)
         }
-        let isOwnFile = isOpen && fileURL.isSameFilePath(as: target)
+        // The document's own file: where it is now, or where it was when the save was asked for
+        // (a move notice that arrives during the save — late, or for a move undone since — must
+        // not turn the check off and let the save overwrite the file unseen).
+        let isOwnFile = isOpen && (fileURL.isSameFilePath(as: target) || startURL.isSameFilePath(as: target))
         // An identity that looks unchanged but was recorded within a clock tick of its change
         // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
         // reused inode, would otherwise be overwritten unseen.

@@ -26,6 +26,9 @@ extension CloudDocument {
     struct SaveStart: Sendable {
         var session: Int
         var wasOpen: Bool
+        /// The document's file when the save was asked for: a save to it is a save over the
+        /// document's own file even if a move notice changes ``fileURL`` before the save's check.
+        var fileURL: URL
     }
 
     /// The snapshot a save writes, taken on the main actor.
@@ -124,14 +127,14 @@ extension CloudDocument {
 
     /// Takes the snapshot now, on the main actor, for a save about to be queued.
     func prepareSave(to url: URL, for operation: SaveOperation) -> PreparedSave {
-        let start = storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen) }
+        let start = storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen, fileURL: $0.fileURL) }
         return PreparedSave(start: start, snapshot: Swift.Result { try takeSnapshot(to: url, for: operation, start: start) })
     }
 
     nonisolated func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin,
                                  prepared: PreparedSave? = nil) throws {
         assertNotOnMainThread()
-        let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen) }
+        let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen, fileURL: $0.fileURL) }
         let progressBox = HopBox<Progress?>(nil)
         let opened = HopBox(false)
         let keptConflict = HopBox(false)
@@ -169,7 +172,7 @@ extension CloudDocument {
                 // A file changed since we last read or wrote it is kept as a conflict version (or
                 // merged by resolveConflict), never silently overwritten.
                 let targetPath = PathBytes.path(of: target)
-                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
+                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation, startedFor: start.fileURL,
                                                                 contents: snapshot.contents, coordinator: coordinator)
                 // Overwriting a file that was not there when checked creates it (no replace): an
                 // item that appeared since was never checked and must not be overwritten unseen.

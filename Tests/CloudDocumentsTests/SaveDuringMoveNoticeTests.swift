@@ -1,0 +1,55 @@
+import FileCoordination
+import Foundation
+import Synchronization
+import Testing
+@testable import CloudDocuments
+
+/// A save over the document's own file checks what it overwrites, even when a move notice changes
+/// the document's `fileURL` while the save is under way. In the soak of issue 15, a notice for a
+/// folder move already undone arrived between the save's start and its check: the check took the
+/// target for another file, skipped itself, and the save overwrote lines appended meanwhile.
+@Suite("A move notice during a save does not turn its check off", .timeLimit(.minutes(1)))
+@MainActor
+struct SaveDuringMoveNoticeTests {
+    @Test func theFileChangedBeforeTheSaveIsKeptAsAConflictVersion() async throws {
+        try await withPrivateVersionStore {
+            try await withDocumentFolder { folder in
+                let url = folder.appendingPathComponent("note.txt")
+                try put("v1", at: url)
+                let document = MoveNoticeNote(fileURL: url)
+                try await document.openThrowing()
+                try put("v1 + theirs", at: url)  // another program's change, not yet seen
+                document.edit("v1 + mine")
+                // The notice arrives while the save takes its snapshot (after the save started).
+                document.noticeDuringSnapshot.withLock { $0 = folder.appendingPathComponent("elsewhere/note.txt") }
+                try await document.saveThrowing(to: url, for: .forOverwriting)
+
+                #expect(text(at: url) == "v1 + mine")
+                #expect(try conflictTexts(of: url) == ["v1 + theirs"], "the other program's change was overwritten unseen")
+                try? await document.closeThrowing()
+            }
+        }
+    }
+}
+
+/// A note that, once, receives `presentedItemDidMove(to:)` while its contents are snapshotted.
+final class MoveNoticeNote: CloudDocument {
+    var text = ""
+    nonisolated let noticeDuringSnapshot = Mutex<URL?>(nil)
+
+    func edit(_ newText: String) {
+        text = newText
+        updateChangeCount(.done)
+    }
+
+    override func contents(forType typeName: String) throws -> DocumentContents {
+        if let moved = noticeDuringSnapshot.withLock({ value in defer { value = nil }; return value }) {
+            presentedItemDidMove(to: moved)
+        }
+        return .data(Data(text.utf8))
+    }
+
+    override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
+        text = String(decoding: contents.data ?? Data(), as: UTF8.self)
+    }
+}
