@@ -53,3 +53,31 @@ final class MoveNoticeNote: CloudDocument {
         text = String(decoding: contents.data ?? Data(), as: UTF8.self)
     }
 }
+
+/// A document closed for it (a coordinated delete or replace of the folder it was thought to be
+/// in, from a late move notice) and then saved explicitly: the save still checks the file.
+@Suite("A closed document's save still checks what it overwrites", .timeLimit(.minutes(1)))
+@MainActor
+struct ClosedDocumentSaveTests {
+    @Test func anotherProgramsChangeIsKeptAsAConflictVersion() async throws {
+        try await withPrivateVersionStore {
+            try await withDocumentFolder { folder in
+                let url = folder.appendingPathComponent("note.txt")
+                try put("v1", at: url)
+                let document = MoveNoticeNote(fileURL: url)
+                try await document.openThrowing()
+                document.edit("v1 + mine")
+                // Asked to step aside for a deletion that did not happen after all: it closes.
+                await withCheckedContinuation { continuation in
+                    document.accommodatePresentedItemDeletion { _ in continuation.resume() }
+                }
+                #expect(document.documentState.contains(.closed))
+                try put("v1 + theirs", at: url)
+                try await document.saveThrowing(to: url, for: .forOverwriting)
+
+                #expect(text(at: url) == "v1 + mine")
+                #expect(try conflictTexts(of: url) == ["v1 + theirs"], "the other program's change was overwritten unseen")
+            }
+        }
+    }
+}

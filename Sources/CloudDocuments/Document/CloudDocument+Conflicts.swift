@@ -39,13 +39,16 @@ extension CloudDocument {
             result.targetWasMissing = true
             return result
         }
-        let (known, racy, fileURL, isOpen, preserves) = storage.withLock {
-            ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.isOpen, $0.preservesVersions)
+        let (known, racy, fileURL, preserves) = storage.withLock {
+            ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.preservesVersions)
         }
         // The document's own file: where it is now, or where it was when the save was asked for
         // (a move notice that arrives during the save — late, or for a move undone since — must
-        // not turn the check off and let the save overwrite the file unseen).
-        let isOwnFile = isOpen && (fileURL.isSameFilePath(as: target) || startURL.isSameFilePath(as: target))
+        // not turn the check off and let the save overwrite the file unseen). Closed or not: a
+        // document closed meanwhile (a coordinated delete of a folder it was thought to be in,
+        // say) still knows what it last read or wrote there, and an explicit save of it must not
+        // overwrite another program's change unseen either.
+        let isOwnFile = fileURL.isSameFilePath(as: target) || startURL.isSameFilePath(as: target)
         // An identity that looks unchanged but was recorded within a clock tick of its change
         // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
         // reused inode, would otherwise be overwritten unseen.
