@@ -229,7 +229,7 @@ struct LockFileReclaimingTests {
         return environment
     }
 
-    private func take(_ access: LockOwner.Access, _ path: String, _ owner: LockOwner, _ directory: LockDirectory,
+    private func take(_ access: LockAccess, _ path: String, _ owner: LockOwner, _ directory: LockDirectory,
                       timeout: Duration? = nil) throws {
         let stepper = LockStepper(context: WaitContext(timeout: timeout, token: CancellationToken()), owner: owner)
         try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in

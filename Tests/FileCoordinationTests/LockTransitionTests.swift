@@ -263,7 +263,7 @@ struct LockTransitionTests {
         let path = CanonicalPath.of(file)
         let directory = try LockDirectory.current()
         let owner = LockOwner()
-        func take(_ access: LockOwner.Access) throws {
+        func take(_ access: LockAccess) throws {
             let stepper = LockStepper(context: WaitContext(timeout: nil, token: CancellationToken()), owner: owner)
             try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in
                 (CoordinationRuntime.process.lockTable.file(for: path, in: directory), directory)

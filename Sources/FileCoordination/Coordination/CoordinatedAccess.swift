@@ -89,7 +89,7 @@ struct CoordinatedAccess: Sendable {
     /// Runs `accessor` with this thread's claims recorded (for deadlock detection).
     func run<T>(_ accessor: () throws -> T) rethrows -> T {
         let record = held.threadRecord()
-        ThreadClaims.push(record)
+        ThreadClaims.push(record, owner: held.owner)
         defer { ThreadClaims.pop(record.count) }
         return try accessor()
     }

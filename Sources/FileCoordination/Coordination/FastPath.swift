@@ -29,7 +29,7 @@ extension Coordinator {
         }
         let isWriting: Bool
         if case .writing = kind { isWriting = true } else { isWriting = false }
-        let access: LockOwner.Access = isWriting ? .write : .read
+        let access: LockAccess = isWriting ? .write : .read
         let context = WaitContext(timeout: timeout, token: cancellation)
         var url = url
         let runtime = self.runtime
@@ -65,8 +65,7 @@ extension Coordinator {
             }
             let watched = isWriting && route == .ownPresenterOnly
             if watched { runtime.changeMonitor.beginCoordinatedWrite(itemPath, isPresentedItem: true) }
-            let record = ThreadClaims.Held(path: lockPath, exclusive: isWriting, subtree: false, owner: owner)
-            ThreadClaims.push(record)
+            ThreadClaims.push(ItemLock(path: lockPath, access: access), owner: owner)
             defer {
                 ThreadClaims.pop(1)
                 if watched { runtime.changeMonitor.endCoordinatedWrite(itemPath, isPresentedItem: true) }

@@ -6,7 +6,9 @@ import Glibc
 /// deadlocking each other.
 struct HeldLocks: Sendable {
     let owner: LockOwner
-    private(set) var taken: [(path: String, access: LockOwner.Access)] = []
+    /// Every lock taken, in order: each claim's, then — for a directory that is deleted, moved or
+    /// replaced — its tree lock and the write lock of every item inside.
+    private(set) var taken: [ItemLock] = []
     let claims: [LockClaim]
     /// The claims' paths whose whole tree is locked (decided once each claim's write lock is held).
     private(set) var subtrees: Set<String> = []
@@ -57,40 +59,48 @@ struct HeldLocks: Sendable {
         do {
             let directory = try runtime.lockDirectory()
             for claim in claims {
+                let path = claim.lock.path
                 var stepper = LockStepper(context: context, owner: owner)
                 if !taken.isEmpty { stepper.treeBackOff = backOff }
                 let locate = { () -> (LockFile, LockDirectory) in
-                    (table.file(for: claim.path, in: directory), directory)
+                    (table.file(for: path, in: directory), directory)
                 }
-                let access: LockOwner.Access = claim.exclusive ? .write : .read
-                try owner.acquire(access, path: claim.path, stepper: stepper, locate: locate)
-                taken.append((claim.path, access))
+                try take(claim.lock, stepper: stepper, locate: locate)
                 // Decide only now, with the write lock held, whether the item is a directory: it
                 // may have been created or moved into place while we waited for that lock (a
                 // coordinated mover must hold it to do so), and no `lstat` taken before counts.
-                if claim.subtreeIfDirectory && Self.isDirectory(claim.path) {
-                    subtrees.insert(claim.path)
-                    try owner.acquire(.tree, path: claim.path, stepper: stepper, locate: locate)
-                    taken.append((claim.path, .tree))
-                    for inner in Self.descendantLockFiles(of: claim.path, in: directory) {
-                        try owner.acquire(.write, path: inner.key, stepper: stepper) {
+                if claim.subtreeIfDirectory && Self.isDirectory(path) {
+                    subtrees.insert(path)
+                    try take(ItemLock(path: path, access: .tree), stepper: stepper, locate: locate)
+                    for inner in Self.descendantLockFiles(of: path, in: directory) {
+                        try take(ItemLock(path: inner.key, access: .write), stepper: stepper) {
                             (table.file(for: inner.key, filePath: inner.filePath), directory)
                         }
-                        taken.append((inner.key, .write))
                     }
                 }
             }
         }
     }
 
+    /// Takes one lock through the owner and records it (for `release`).
+    private mutating func take(
+        _ lock: ItemLock, stepper: LockStepper, locate: () throws(CoordinationError) -> (LockFile, LockDirectory)
+    ) throws(CoordinationError) {
+        try owner.acquire(lock.access, path: lock.path, stepper: stepper, locate: locate)
+        taken.append(lock)
+    }
+
     mutating func release() {
-        for (path, access) in taken.reversed() { owner.release(access, on: path) }
+        for lock in taken.reversed() { owner.release(lock.access, on: lock.path) }
         taken.removeAll()
     }
 
-    /// The claims as this thread's record, for deadlock detection while the accessor runs.
-    func threadRecord() -> [ThreadClaims.Held] {
-        claims.map { ThreadClaims.Held(path: $0.path, exclusive: $0.exclusive, subtree: subtrees.contains($0.path), owner: owner) }
+    /// The claims as this thread's record, for deadlock detection while the accessor runs: each
+    /// claim's lock, as a tree lock when its whole tree is locked (which covers the items inside).
+    func threadRecord() -> [ItemLock] {
+        claims.map { claim in
+            subtrees.contains(claim.lock.path) ? ItemLock(path: claim.lock.path, access: .tree) : claim.lock
+        }
     }
 
     private static func isDirectory(_ path: String) -> Bool {

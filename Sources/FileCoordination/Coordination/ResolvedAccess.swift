@@ -96,25 +96,42 @@ struct ResolvedAccess: Sendable {
     }
 }
 
-/// The locks a set of accesses needs, merged per path (a path read and written is written).
+/// What a coordination asks to lock on one path — a request: `HeldLocks` takes it, and records
+/// what it took as `ItemLock`s. The accesses of one coordination are merged per path (a path read
+/// and written is written).
 struct LockClaim: Sendable, Equatable {
-    var path: String
-    var exclusive: Bool
-    /// A delete/move/replace: also lock everything inside `path` when, once its write lock is
-    /// held, it turns out to be a directory (decided by `HeldLocks`).
-    var subtreeIfDirectory: Bool
+    /// A read or a write of the path.
+    let lock: ItemLock
+    /// A delete/move/replace: also lock everything inside the path when, once its write lock is
+    /// held, it turns out to be a directory (decided by `HeldLocks`, which then takes `.tree`).
+    let subtreeIfDirectory: Bool
 
+    init(lock: ItemLock, subtreeIfDirectory: Bool) {
+        self.lock = lock
+        self.subtreeIfDirectory = subtreeIfDirectory
+    }
+
+    /// The claim of one access.
+    init(_ access: ResolvedAccess) {
+        lock = ItemLock(path: access.lockPath, access: access.isWrite ? .write : .read)
+        subtreeIfDirectory = access.locksSubtreeIfDirectory
+    }
+
+    /// The claims of a set of accesses, in path order.
     static func claims(for accesses: [ResolvedAccess]) -> [LockClaim] {
-        if accesses.count == 1, let access = accesses.first {
-            return [LockClaim(path: access.lockPath, exclusive: access.isWrite, subtreeIfDirectory: access.locksSubtreeIfDirectory)]
-        }
+        if accesses.count == 1, let access = accesses.first { return [LockClaim(access)] }
         var byPath: [String: LockClaim] = [:]
         for access in accesses {
-            var claim = byPath[access.lockPath] ?? LockClaim(path: access.lockPath, exclusive: false, subtreeIfDirectory: false)
-            claim.exclusive = claim.exclusive || access.isWrite
-            claim.subtreeIfDirectory = claim.subtreeIfDirectory || access.locksSubtreeIfDirectory
-            byPath[access.lockPath] = claim
+            let claim = LockClaim(access)
+            byPath[claim.lock.path] = byPath[claim.lock.path]?.merged(with: claim) ?? claim
         }
-        return byPath.values.sorted { $0.path < $1.path }
+        return byPath.values.sorted { $0.lock.path < $1.lock.path }
+    }
+
+    /// This claim and `other`, on the same path, as one: a write when either writes.
+    private func merged(with other: LockClaim) -> LockClaim {
+        let access: LockAccess = lock.isExclusive || other.lock.isExclusive ? .write : .read
+        return LockClaim(lock: ItemLock(path: lock.path, access: access),
+                         subtreeIfDirectory: subtreeIfDirectory || other.subtreeIfDirectory)
     }
 }

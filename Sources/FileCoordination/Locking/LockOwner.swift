@@ -6,38 +6,47 @@ import Synchronization
 ///
 /// A coordinator never blocks itself: a nested read inside its own write, or a write inside its own
 /// read, reuses the same open file description, so the kernel sees one owner and only converts
-/// the lock (shared → exclusive and back). Counts say how many accesses of each kind are active.
+/// the lock (shared → exclusive and back). Each item's `DescriptorHolding` counts how many
+/// accesses of each kind are active.
 ///
 /// *Which* kernel transition an access needs is decided here, from the counts; *how* each
 /// transition uses the lock file's bytes, in plain and in group mode, is `LockProtocol`'s.
+///
+/// **Threads.** Several threads may use one owner at once (the coordinators of one presenter share
+/// it). `state` — one lock — protects the holding table, the group, the transition count and the
+/// deferred releases, and is never held across a kernel call. A kernel call on an item's
+/// descriptor is made outside it, with the item's slot marked `.busy` (see `HoldingSlot.busy`)
+/// from the decision until `finish` stores the outcome: an acquire meeting `.busy` sleeps on
+/// `busyCondition` until a transition ends; a release meeting it is deferred to `finish`.
 final class LockOwner: Sendable {
-    private struct Holding {
-        let file: LockFile
-        let fd: Int32
-        let mode: LockMode
-        var readers = 0
-        var writers = 0
-        var trees = 0
+    /// What an acquire does once it has looked at the item's slot.
+    private enum AcquirePlan {
+        /// Counted on the holding; the kernel already holds enough.
+        case done
+        /// Another thread of this owner is in a transition of the item: wait for it, then look again.
+        case wait
+        /// The slot is marked busy: add the access to this holding in the kernel.
+        case upgrade(DescriptorHolding)
+        /// The slot is marked busy: lock a descriptor (the idle one kept, if any) afresh.
+        case fresh(group: String?, reuse: (LockFile, Int32)?)
     }
 
-    /// A holding; a marker that one thread of this owner is changing it in the kernel; or a
-    /// descriptor kept, unlocked, from the last access, so the next access of the same item by
-    /// this coordinator skips the look-ups and the `open`.
-    private enum Slot {
-        case busy
-        case held(Holding)
-        case idle(LockFile, Int32)
+    /// What a release does once it has looked at the item's slot.
+    private enum ReleasePlan {
+        /// Counted off the holding; the kernel holds what it should.
+        case done
+        /// Another thread of this owner is in a transition of the item: its `finish` applies the release.
+        case deferred
+        /// The slot is marked busy: the last access ended — unlock everything, keep the descriptor idle.
+        case releaseAll(DescriptorHolding)
+        /// The slot is marked busy: the last write ended — keep a read if one remains, else only the tree.
+        case dropWrite(DescriptorHolding)
+        /// The slot is marked busy: the last tree lock ended.
+        case dropTree(DescriptorHolding)
     }
 
     /// Idle descriptors an owner keeps (the oldest goes back to its lock file's pool).
     private static let idleLimit = 4
-
-    private enum Plan {
-        case done
-        case wait(seenTransitions: Int)
-        case upgrade(Holding)
-        case fresh(group: String?, reuse: (LockFile, Int32)?)
-    }
 
     /// Who never blocks whom: an owner's own accesses, or every owner sharing a purpose.
     enum GroupKey: Equatable, Sendable {
@@ -45,71 +54,8 @@ final class LockOwner: Sendable {
         case purpose(String)
     }
 
-    /// The paths this owner holds (usually one or two, so a list beats a hash table).
-    private struct Slots {
-        private struct Entry {
-            let path: String
-            var slot: Slot
-        }
-        private var entries: [Entry] = []
-
-        subscript(path: String) -> Slot? {
-            get {
-                for index in entries.indices.reversed() where entries[index].path == path { return entries[index].slot }
-                return nil
-            }
-            set {
-                let index = entries.lastIndex { $0.path == path }
-                switch (index, newValue) {
-                case let (index?, slot?): entries[index].slot = slot
-                case let (nil, slot?): entries.append(Entry(path: path, slot: slot))
-                case let (index?, nil): entries.remove(at: index)
-                case (nil, nil): break
-                }
-            }
-        }
-
-
-        /// Calls `body` with each idle descriptor, oldest first (no allocation: this runs at the
-        /// end of every coordinator's life).
-        func forEachIdle(_ body: (LockFile, Int32) -> Void) {
-            for entry in entries {
-                if case .idle(let file, let fd) = entry.slot { body(file, fd) }
-            }
-        }
-
-        /// Calls `body` with each holding (transitions under way and idle descriptors are skipped).
-        func forEachHeld(_ body: (String, Holding) -> Void) {
-            for entry in entries {
-                if case .held(let holding) = entry.slot { body(entry.path, holding) }
-            }
-        }
-
-        /// No holding and no transition under way: only idle descriptors, if anything.
-        var holdsNothing: Bool {
-            entries.allSatisfy { entry in
-                if case .idle = entry.slot { return true }
-                return false
-            }
-        }
-
-        /// Takes out the oldest idle descriptor when more than `limit` are kept.
-        mutating func evictOldestIdle(beyond limit: Int) -> (file: LockFile, fd: Int32)? {
-            var count = 0
-            var oldest: Int?
-            for index in entries.indices {
-                guard case .idle = entries[index].slot else { continue }
-                count += 1
-                if oldest == nil { oldest = index }
-            }
-            guard count > limit, let oldest, case .idle(let file, let fd) = entries[oldest].slot else { return nil }
-            entries.remove(at: oldest)
-            return (file, fd)
-        }
-    }
-
     private struct State {
-        var slots = Slots()
+        var slots = HoldingTable()
         var groupName: String?
         var waitingForBusy = 0
         /// Counts finished transitions, so a waiter can tell that one ended.
@@ -117,7 +63,7 @@ final class LockOwner: Sendable {
         /// Releases made while another thread of this owner had the holding in a kernel
         /// transition (`.busy`): applied by `finish` when the transition ends. Without this, a
         /// read ended during another thread's upgrade was lost, and its lock held for ever.
-        var deferredReleases: [String: [Access]] = [:]
+        var deferredReleases: [String: [LockAccess]] = [:]
     }
 
     private let state = Locked(State())
@@ -145,6 +91,8 @@ final class LockOwner: Sendable {
     deinit {
         state.withLock { state in state.slots.forEachIdle { file, fd in file.checkin(fd) } }
     }
+
+    // MARK: Reuse between coordinators
 
     /// Makes this owner fit for another coordinator once its own has gone (see
     /// `PresenterLockOwners.recycle`): true when it holds nothing and nobody waits on it; it then
@@ -176,6 +124,8 @@ final class LockOwner: Sendable {
         return true
     }
 
+    // MARK: Group
+
     /// The key that decides which claims never block each other: the purpose when shared,
     /// otherwise a key unique to this owner.
     var groupKey: GroupKey {
@@ -196,46 +146,27 @@ final class LockOwner: Sendable {
 
     // MARK: Acquire and release
 
-    typealias Access = LockAccess
-
     /// Takes `access` on the item `path` for this owner, waiting as `stepper` allows. `locate`
     /// finds the item's lock file (and the lock directory, to create it) — only called when this
     /// owner has no descriptor of it already.
     func acquire(
-        _ access: Access, path: String, stepper: LockStepper,
+        _ access: LockAccess, path: String, stepper: LockStepper,
         locate: () throws(CoordinationError) -> (LockFile, LockDirectory)
     ) throws(CoordinationError) {
-        var plan: Plan
+        var plan: AcquirePlan
         while true {
-            plan = state.withLock { state -> Plan in
-                switch state.slots[path] {
-                case .busy?:
+            var seenTransitions = 0
+            plan = state.withLock { state in
+                let groupName = state.groupName
+                let plan = state.slots.update(path) { slot in Self.plan(acquiring: access, &slot, group: groupName) }
+                if case .wait = plan {
                     state.waitingForBusy += 1
-                    return .wait(seenTransitions: state.transitions)
-                case .held(var holding)?:
-                    let needsKernel: Bool
-                    switch access {
-                    case .read: needsKernel = false
-                    case .write: needsKernel = holding.writers == 0
-                    case .tree: needsKernel = holding.trees == 0
-                    }
-                    if needsKernel {
-                        state.slots[path] = .busy
-                        return .upgrade(holding)
-                    }
-                    Self.bump(&holding, access, by: 1)
-                    state.slots[path] = .held(holding)
-                    return .done
-                case .idle(let file, let fd)?:
-                    state.slots[path] = .busy
-                    return .fresh(group: state.groupName, reuse: (file, fd))
-                case nil:
-                    state.slots[path] = .busy
-                    return .fresh(group: state.groupName, reuse: nil)
+                    seenTransitions = state.transitions
                 }
+                return plan
             }
-            guard case .wait(let seen) = plan else { break }
-            try waitForTransition(after: seen, stepper.context)
+            guard case .wait = plan else { break }
+            try waitForTransition(after: seenTransitions, stepper.context)
         }
 
         switch plan {
@@ -248,129 +179,121 @@ final class LockOwner: Sendable {
                 finish(path, .held(holding))
                 throw error
             }
-            Self.bump(&holding, access, by: 1)
+            holding.count(access, by: 1)
             finish(path, .held(holding))
         case .fresh(let groupName, let reuse):
-            let holding = try lockFresh(access, path: path, group: groupName, reuse: reuse, stepper: stepper, locate: locate)
+            let holding: DescriptorHolding
+            do {
+                holding = try DescriptorHolding.lockFresh(
+                    access, path: path, group: groupName, reuse: reuse, table: lockTable, stepper: stepper, locate: locate)
+            } catch {
+                finish(path, nil)  // nothing stays locked, and the descriptor is checked in
+                throw error
+            }
             finish(path, .held(holding))
         }
-    }
-
-    /// **The one place a descriptor that holds nothing is first locked** for this owner: checks
-    /// out (or reuses) a descriptor of the item's lock file, takes `access` on it through
-    /// `LockProtocol.acquireFresh`, and returns the new holding with its count set. On failure
-    /// nothing stays locked and the slot is cleared. A check that needs the fresh lock held
-    /// (for example that the lock file is still the one at its path) goes right after
-    /// `acquireFresh` below.
-    private func lockFresh(
-        _ access: Access, path: String, group groupName: String?, reuse: (LockFile, Int32)?, stepper: LockStepper,
-        locate: () throws(CoordinationError) -> (LockFile, LockDirectory)
-    ) throws(CoordinationError) -> Holding {
-        var file: LockFile?
-        var fd: Int32 = -1
-        var mode = LockMode.plain
-        do {
-            if let (kept, keptFD) = reuse {
-                (file, fd) = (kept, keptFD)
-            } else {
-                let (located, directory) = try locate()
-                file = located
-                fd = try located.checkout { (missing) throws(CoordinationError) -> Int32 in
-                    try lockTable.create(missing, in: directory, step: stepper)
-                }
-            }
-            if let groupName { mode = .group(GroupCell.allocate(purpose: groupName)) }
-            try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
-            // Lock files are reclaimed: the lock must sit on the item's linked lock file.
-            try file?.keepLinked(&fd, table: lockTable, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
-                try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
-            }
-        } catch {
-            if let file, fd >= 0 {
-                LockProtocol.releaseAll(fd: fd)
-                file.checkin(fd)
-            }
-            mode.cell?.free()
-            finish(path, nil)
-            throw error
-        }
-        guard let file else {
-            // Unreachable: `file` is set whenever no error was thrown.
-            finish(path, nil)
-            throw .lockFailed(path: path, errno: EBADF)
-        }
-        var holding = Holding(file: file, fd: fd, mode: mode)
-        Self.bump(&holding, access, by: 1)
-        return holding
     }
 
     /// Gives back one access of kind `access` on `path`.
-    func release(_ access: Access, on path: String) {
-        enum Next { case nothing, closeAll(Holding), downgrade(Holding), dropTree(Holding) }
-        let next: Next = state.withLock { state in
-            if case .busy? = state.slots[path] {
-                // Another thread of this owner is changing the holding in the kernel: its
-                // `finish` applies this release once the new holding is stored.
-                state.deferredReleases[path, default: []].append(access)
-                return .nothing
-            }
-            guard case .held(var holding)? = state.slots[path] else { return .nothing }
-            Self.bump(&holding, access, by: -1)
-            if holding.readers + holding.writers + holding.trees == 0 {
-                // Unlocked outside the lock (below) while marked busy, then kept idle for this
-                // owner's next access of the item.
-                state.slots[path] = .busy
-                return .closeAll(holding)
-            }
-            // A downgrade is a kernel transition too: marked busy until done, so no other thread
-            // of this owner changes the same bytes meanwhile. (Done unmarked, a late downgrade
-            // could undo another thread's upgrade, or leave a read on a descriptor that had just
-            // been released and kept idle — a lock held for ever by nobody.)
-            if access == .write && holding.writers == 0 {
-                state.slots[path] = .busy
-                return .downgrade(holding)
-            }
-            if access == .tree && holding.trees == 0 {
-                state.slots[path] = .busy
-                return .dropTree(holding)
-            }
-            state.slots[path] = .held(holding)
-            return .nothing
+    func release(_ access: LockAccess, on path: String) {
+        let plan: ReleasePlan = state.withLock { state in
+            let plan = state.slots.update(path) { slot in Self.plan(releasing: access, &slot) }
+            if case .deferred = plan { state.deferredReleases[path, default: []].append(access) }
+            return plan
         }
         #if DEBUG
-        if case .downgrade = next, let hook = downgradeHookForTests.withLock({ $0 }) { hook() }
+        if case .dropWrite = plan, let hook = downgradeHookForTests.withLock({ $0 }) { hook() }
         #endif
-        switch next {
-        case .nothing:
+        switch plan {
+        case .done, .deferred:
             return
-        case .closeAll(let holding):
+        case .releaseAll(let holding):
             LockProtocol.releaseAll(fd: holding.fd)
             holding.mode.cell?.free()
             finish(path, .idle(holding.file, holding.fd))
-            let evicted = state.withLock { $0.slots.evictOldestIdle(beyond: Self.idleLimit) }
-            if let evicted { evicted.file.checkin(evicted.fd) }
         case .dropTree(let holding):
             LockProtocol.dropTree(fd: holding.fd)
             finish(path, .held(holding))
-        case .downgrade(let holding):
+        case .dropWrite(let holding):
             LockProtocol.dropWrite(fd: holding.fd, mode: holding.mode, keepingRead: holding.readers > 0)
             finish(path, .held(holding))
         }
     }
 
+    /// Decides what acquiring `access` takes, given the item's `slot` (under `state`'s lock): counts
+    /// it on the holding when the kernel already holds enough, otherwise marks the slot busy for the
+    /// transition the caller then makes outside the lock.
+    private static func plan(acquiring access: LockAccess, _ slot: inout HoldingSlot?, group: String?) -> AcquirePlan {
+        switch slot {
+        case .busy?:
+            return .wait
+        case .held(var holding)?:
+            if holding.needsKernel(toAdd: access) {
+                slot = .busy
+                return .upgrade(holding)
+            }
+            holding.count(access, by: 1)
+            slot = .held(holding)
+            return .done
+        case .idle(let file, let fd)?:
+            slot = .busy
+            return .fresh(group: group, reuse: (file, fd))
+        case nil:
+            slot = .busy
+            return .fresh(group: group, reuse: nil)
+        }
+    }
+
+    /// Decides what releasing `access` takes, given the item's `slot` (under `state`'s lock): counts
+    /// it off the holding, and marks the slot busy when the kernel must change.
+    ///
+    /// Every kernel change is marked — the downgrade and the tree drop too, so no other thread of
+    /// this owner changes the same bytes meanwhile. (Done unmarked, a late downgrade could undo
+    /// another thread's upgrade, or leave a read on a descriptor that had just been released and
+    /// kept idle — a lock held for ever by nobody.) A slot already busy is another thread's
+    /// transition: the release is deferred to its `finish`.
+    private static func plan(releasing access: LockAccess, _ slot: inout HoldingSlot?) -> ReleasePlan {
+        if case .busy? = slot { return .deferred }
+        guard case .held(var holding)? = slot else { return .done }
+        holding.count(access, by: -1)
+        if holding.hasNoAccess {
+            // Unlocked outside the lock while marked busy, then kept idle for this owner's next
+            // access of the item.
+            slot = .busy
+            return .releaseAll(holding)
+        }
+        if access == .write && holding.writers == 0 {
+            slot = .busy
+            return .dropWrite(holding)
+        }
+        if access == .tree && holding.trees == 0 {
+            slot = .busy
+            return .dropTree(holding)
+        }
+        slot = .held(holding)
+        return .done
+    }
+
     /// Ends a kernel transition: stores the new slot (nil: no holding) and wakes same-owner waiters.
-    /// Releases deferred during the transition (`State.deferredReleases`) are applied then.
-    private func finish(_ path: String, _ slot: Slot?) {
-        let (wake, deferred) = state.withLock { state -> (Bool, [Access]) in
+    /// Releases deferred during the transition (`State.deferredReleases`) are applied then. A slot
+    /// that became idle may push the oldest idle descriptor beyond `idleLimit`: it is checked in.
+    private func finish(_ path: String, _ slot: HoldingSlot?) {
+        let (wake, deferred, evicted) = state.withLock { state -> (Bool, [LockAccess], (file: LockFile, fd: Int32)?) in
             state.slots[path] = slot
             state.transitions &+= 1
             defer { state.waitingForBusy = 0 }
-            var deferred: [Access] = []
+            var deferred: [LockAccess] = []
             // (Only a holding can have releases waiting: a fresh acquire or a close had none.)
-            let waiting = state.deferredReleases.removeValue(forKey: path) ?? []
-            if case .held? = slot { deferred = waiting }
-            return (state.waitingForBusy > 0, deferred)
+            // Checked for emptiness first: hashing the path costs more than the rest of `finish`.
+            if !state.deferredReleases.isEmpty, let waiting = state.deferredReleases.removeValue(forKey: path),
+               case .held? = slot {
+                deferred = waiting
+            }
+            var evicted: (file: LockFile, fd: Int32)?
+            if case .idle? = slot { evicted = state.slots.evictOldestIdle(beyond: Self.idleLimit) }
+            return (state.waitingForBusy > 0, deferred, evicted)
         }
+        if let evicted { evicted.file.checkin(evicted.fd) }
         if wake {
             busyCondition.lock()
             busyCondition.broadcast()
@@ -396,14 +319,6 @@ final class LockOwner: Sendable {
             } else {
                 busyCondition.wait()
             }
-        }
-    }
-
-    private static func bump(_ holding: inout Holding, _ access: Access, by delta: Int) {
-        switch access {
-        case .read: holding.readers += delta
-        case .write: holding.writers += delta
-        case .tree: holding.trees += delta
         }
     }
 }

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import FileCoordination
+
+/// `ItemLock`, the one value for "what is locked": as a coordination's request (`LockClaim`) and as
+/// this thread's record (`ThreadClaims`).
+@Suite("Item locks: claims and the thread's record")
+struct ItemLockTests {
+    @Test func theClaimsOfSeveralAccessesAreMergedPerPathInPathOrder() {
+        let a = URL(fileURLWithPath: "/tmp/item-lock-tests/a.txt")
+        let b = URL(fileURLWithPath: "/tmp/item-lock-tests/b")
+        let accesses = ResolvedAccess.resolveBeforeLocking([
+            .writingIntent(with: b, options: .forDeleting),
+            .readingIntent(with: a),
+            .writingIntent(with: a),
+        ], runtime: .process)
+        let claims = LockClaim.claims(for: accesses)
+        #expect(claims.map(\.lock) == [
+            ItemLock(path: CanonicalPath.of(a), access: .write),  // read and written: written
+            ItemLock(path: CanonicalPath.of(b), access: .write),
+        ])
+        #expect(claims.map(\.subtreeIfDirectory) == [false, true])
+    }
+
+    @Test func aReadClaimStaysARead() {
+        let a = URL(fileURLWithPath: "/tmp/item-lock-tests/a.txt")
+        let claims = LockClaim.claims(for: ResolvedAccess.resolveBeforeLocking([.readingIntent(with: a)], runtime: .process))
+        #expect(claims == [LockClaim(lock: ItemLock(path: CanonicalPath.of(a), access: .read), subtreeIfDirectory: false)])
+    }
+
+    /// A tree lock held through one owner makes a wait for anything inside, through another owner,
+    /// a deadlock; a read held conflicts only with a wait for a write; one's own locks never count.
+    @Test func theThreadsRecordTellsWhichWaitsWouldDeadlock() throws {
+        let holder = LockOwner(), other = LockOwner()
+        ThreadClaims.push([ItemLock(path: "/d", access: .tree), ItemLock(path: "/r.txt", access: .read)], owner: holder)
+        defer { ThreadClaims.pop(2) }
+        func safe(_ path: String, exclusive: Bool, subtree: Bool = false, by owner: LockOwner) -> Bool {
+            (try? ThreadClaims.checkWaitIsSafe(path: path, exclusive: exclusive, subtree: subtree, group: owner.groupKey)) != nil
+        }
+        #expect(!safe("/d/x.txt", exclusive: false, by: other))
+        #expect(!safe("/d", exclusive: false, by: other))
+        #expect(!safe("/", exclusive: false, subtree: true, by: other))
+        #expect(safe("/e/x.txt", exclusive: true, by: other))
+        #expect(safe("/r.txt", exclusive: false, by: other))
+        #expect(!safe("/r.txt", exclusive: true, by: other))
+        #expect(safe("/d/x.txt", exclusive: true, by: holder))
+        #expect(!ThreadClaims.holdsNothing)
+    }
+}
