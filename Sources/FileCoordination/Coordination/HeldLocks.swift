@@ -66,6 +66,9 @@ struct HeldLocks: Sendable {
                     (table.file(for: path, in: directory), directory)
                 }
                 try take(claim.lock, stepper: stepper, locate: locate)
+                #if DEBUG
+                if let hook = owner.claimTakenHookForTests.withLock({ $0 }) { hook(path) }
+                #endif
                 // Decide only now, with the write lock held, whether the item is a directory: it
                 // may have been created or moved into place while we waited for that lock (a
                 // coordinated mover must hold it to do so), and no `lstat` taken before counts.

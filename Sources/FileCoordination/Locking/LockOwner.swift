@@ -79,6 +79,9 @@ final class LockOwner: Sendable {
     /// Tests only: runs between a release's planning of a downgrade and the kernel call, so a
     /// test can make another thread act inside that window (`LockTransitionTests`).
     let downgradeHookForTests = Locked<(@Sendable () -> Void)?>(nil)
+    /// Tests only: runs in `HeldLocks` after each claim of an access is taken (with its path), so
+    /// a test can act between two claims of one access (`TreeBackOffTests`).
+    let claimTakenHookForTests = Locked<(@Sendable (String) -> Void)?>(nil)
     #endif
 
     /// The table through which this owner creates missing lock files (its runtime's).
