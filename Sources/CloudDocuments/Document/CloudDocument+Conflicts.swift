@@ -30,8 +30,10 @@ extension CloudDocument {
     /// Throws ``DocumentError/saveFailed(_:reason:errno:)`` when the contents could not be kept:
     /// the save must then not overwrite them.
     /// `targetPath` is `target`'s path (`PathBytes.path(of:)`), worked out once per save;
-    /// `startURL` is the document's file when the save was asked for.
-    nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation, startedFor startURL: URL,
+    /// `requestedURL` is the URL the save was asked for (before the coordinator followed a move)
+    /// and `startURL` the document's file at that moment.
+    nonisolated func protectOverwrittenContents(at target: URL, path targetPath: String, for operation: SaveOperation,
+                                                requested requestedURL: URL, startedFor startURL: URL,
                                                 contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
         guard operation == .forOverwriting else { return result }
@@ -48,7 +50,11 @@ extension CloudDocument {
         // document closed meanwhile (a coordinated delete of a folder it was thought to be in,
         // say) still knows what it last read or wrote there, and an explicit save of it must not
         // overwrite another program's change unseen either.
-        let isOwnFile = fileURL.isSameFilePath(as: target) || startURL.isSameFilePath(as: target)
+        // A save asked for the document's file is a save over it wherever the coordinator found
+        // it (an item moved while the save waited for its lock is locked, and written, where it
+        // is now: `target` is then that place).
+        let isOwnFile = requestedURL.isSameFilePath(as: startURL) || fileURL.isSameFilePath(as: target)
+            || startURL.isSameFilePath(as: target)
         // An identity that looks unchanged but was recorded within a clock tick of its change
         // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
         // reused inode, would otherwise be overwritten unseen.

@@ -172,7 +172,8 @@ extension CloudDocument {
                 // A file changed since we last read or wrote it is kept as a conflict version (or
                 // merged by resolveConflict), never silently overwritten.
                 let targetPath = PathBytes.path(of: target)
-                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation, startedFor: start.fileURL,
+                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
+                                                                requested: url, startedFor: start.fileURL,
                                                                 contents: snapshot.contents, coordinator: coordinator)
                 // Overwriting a file that was not there when checked creates it (no replace): an
                 // item that appeared since was never checked and must not be overwritten unseen.
