@@ -65,9 +65,11 @@ extension CloudDocument {
             try makeCoordinator().coordinate(readingItemAt: url) { readURL in
                 // Temporary files of saves killed midway (see StrayTemporaryFiles).
                 StrayTemporaryFiles.reclaim(besideItemAt: readURL)
+                let itemIdentity = ItemIdentityAttribute.read(PathBytes.path(of: readURL))
                 request.onLoaded = { [self] identity in
                     update { storage in
                         storage.fileURL = readURL
+                        storage.itemIdentity = itemIdentity
                         storage.session += 1
                         storage.state = .normal
                         storage.changes.reset()
@@ -172,13 +174,18 @@ extension CloudDocument {
                 // A file changed since we last read or wrote it is kept as a conflict version (or
                 // merged by resolveConflict), never silently overwritten.
                 let targetPath = PathBytes.path(of: target)
+                let ownFile = url.isSameFilePath(as: start.fileURL)
+                if ownFile { restoreItemIdentity(at: targetPath) }
                 let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
                                                                 requested: url, startedFor: start.fileURL,
                                                                 contents: snapshot.contents, coordinator: coordinator)
+                // Keeping a version may have given the file its identity just now: learn it.
+                if ownFile { restoreItemIdentity(at: targetPath) }
                 // Overwriting a file that was not there when checked creates it (no replace): an
                 // item that appeared since was never checked and must not be overwritten unseen.
                 let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
                 try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
+                if ownFile { restoreItemIdentity(at: targetPath) }
                 keptConflict.value = protection.conflict != nil
                 let identity = DiskIdentity.of(targetPath, followingLinks: true)
                 // With progress: on the main actor, after the announcement of
@@ -306,11 +313,13 @@ extension CloudDocument {
                     // (conflicts are a later layer's business).
                     return !(presenterSession != nil && dirty)
                 }
+                let itemIdentity = ItemIdentityAttribute.read(PathBytes.path(of: readURL))
                 request.onLoaded = { [self] identity in
                     undoManager.removeAllActions()
                     update { storage in
                         oldURL.value = storage.fileURL
                         storage.fileURL = readURL
+                        if let itemIdentity { storage.itemIdentity = itemIdentity }
                         storage.changes.reset()
                         storage.diskIdentity = identity
                         if let identity { storage.fileModificationDate = identity.modificationDate }
@@ -435,5 +444,20 @@ final class ReadRequest: @unchecked Sendable {
     init(documentURL: URL, type: String?) {
         self.documentURL = documentURL
         self.type = type
+    }
+}
+
+extension CloudDocument {
+    /// Inside a save's coordinated write of the document's own file: puts back the file's
+    /// version-store identity when the file lacks it (a save writes a new file, and so does a
+    /// program's atomic write) and the document knows it; otherwise learns the file's. Without it,
+    /// the store finds the item by its recorded path only, and a file whose folder was moved by
+    /// another program meanwhile became a new item: its conflict versions were no longer listed.
+    nonisolated func restoreItemIdentity(at path: String) {
+        if let onDisk = ItemIdentityAttribute.read(path) {
+            storage.withLock { $0.itemIdentity = onDisk }
+        } else if let known = storage.withLock({ $0.itemIdentity }), DiskIdentity.of(path, followingLinks: true) != nil {
+            ItemIdentityAttribute.write(known, to: path)
+        }
     }
 }

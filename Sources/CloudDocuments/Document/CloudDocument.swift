@@ -572,6 +572,10 @@ struct DocumentStorage {
     var editingDisabledCount = 0
     /// What the file looked like after the last open, save or revert.
     var diskIdentity: DiskIdentity?
+    /// The version-store identity of the file (`ItemIdentityAttribute`) as last seen by an open,
+    /// save or revert. A program that replaces the file (an atomic write) drops the attribute; the
+    /// document's next save puts it back, so the file's versions stay one item wherever it moves.
+    var itemIdentity: String?
     /// The bytes read or written with `diskIdentity`, kept only while that identity is racy
     /// (`RacyIdentity`): compared with the file's when its identity looks unchanged.
     var racyContents: Data?
