@@ -41,20 +41,13 @@ final class PresenterRegistry: Sendable {
         var byPath: [String: [PresenterID]] = [:]
         var unplaced: Set<PresenterID> = []
         /// How many presenters are indexed under each path, by the path's stable hash: lets
-        /// `mayConcern` test a path and all its ancestors without building any string.
+        /// `concern(at:own:)` test a path and all its ancestors without building any string.
         var pathHashes: [UInt64: Int] = [:]
     }
     private let state = Locked(State())
     private let count = Atomic<Int>(0)
 
     var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
-
-    /// False only when no presenter can be concerned by an access to `path`: none presents the
-    /// item or a directory above it, and none is waiting for a URL. (A hash collision with a
-    /// directory above answers true, which only costs the full look-up.)
-    func mayConcern(_ path: String) -> Bool {
-        concern(at: path, own: nil) != .nobody
-    }
 
     /// Who an access to `path` may concern, for the coordinator fast path.
     enum Concern: Equatable {
@@ -69,7 +62,7 @@ final class PresenterRegistry: Sendable {
     }
 
     /// Who an access to `path` may concern, `own` being the coordinating presenter: one lock and
-    /// one pass over the path, as ``mayConcern(_:)``. Presenters *inside* `path` are not
+    /// one pass over the path. Presenters *inside* `path` are not
     /// considered: they matter only to deletes, moves and packages, which the caller handles.
     func concern(at path: String, own: PresenterID?) -> Concern {
         guard !isEmpty else { return .nobody }
@@ -145,7 +138,7 @@ final class PresenterRegistry: Sendable {
         placeUnplaced()
         return state.withLock { state in
             // The lengths of the ancestors whose hash is indexed, found without building their
-            // strings (as `mayConcern` does); only those are looked up.
+            // strings (as `concern(at:own:)` does); only those are looked up.
             var lengths: [Int] = []
             var hash = StableHash.offsetBasis
             var length = 0
