@@ -13,15 +13,24 @@ extension QueryEngine {
     }
 
     /// Reads and applies everything the kernel has queued. The two halves of a rename
-    /// (`IN_MOVED_FROM`, `IN_MOVED_TO`) are queued together by one `rename`; a half left over at
-    /// the end of a read is kept for the next read if more is queued, else it was a move out of
-    /// the scopes (a removal).
+    /// (`IN_MOVED_FROM`, `IN_MOVED_TO`) are queued by one `rename`, but one after the other: a
+    /// read can come between them (a busy machine, the renaming process descheduled). A first half
+    /// left over once the queue is empty gets one short wait (`renamePartnerWait`) for its second
+    /// half; if none comes, it was a move out of the scopes (a removal). Without the wait, a
+    /// rename was sometimes reported as a removal and an addition.
     func readEvents(into buffer: UnsafeMutableRawPointer) {
         var moved: [UInt32: MovedAway] = [:]
         var overflowed = false
+        var waitedForPartner = false
         while true {
             let count = read(inotify, buffer, 64 * 1024)
-            if count <= 0 { break }
+            if count <= 0 {
+                guard !moved.isEmpty, !waitedForPartner else { break }
+                waitedForPartner = true
+                var descriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, Self.renamePartnerWaitMilliseconds) > 0 { continue }
+                break
+            }
             for report in InotifyEvent.decode(buffer, count: count) {
                 if report.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true; continue }
                 apply(report, moved: &moved)
@@ -35,6 +44,11 @@ extension QueryEngine {
         reportWatchProblem()
         notePending()
     }
+
+    /// How long a rename's first half waits for its second (at most once per read of the queue,
+    /// and only when a first half is left over): far longer than the microseconds between the two
+    /// halves of one `rename`, short enough that a move out of the scopes is reported at once.
+    static let renamePartnerWaitMilliseconds: Int32 = 100
 
     private func apply(_ report: InotifyEvent, moved: inout [UInt32: MovedAway]) {
         let mask = report.mask
