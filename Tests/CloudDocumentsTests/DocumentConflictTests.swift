@@ -180,22 +180,7 @@ struct DocumentConflictTests {
 }
 
 /// A note that merges by appending its own text to the file's, and takes the merge as its text.
-final class MergingNote: CloudDocument {
-    var text = ""
-
-    func edit(_ newText: String) {
-        text = newText
-        updateChangeCount(.done)
-    }
-
-    override func contents(forType typeName: String) throws -> DocumentContents {
-        .data(Data(text.utf8))
-    }
-
-    override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-        text = String(decoding: contents.data ?? Data(), as: UTF8.self)
-    }
-
+final class MergingNote: EditableNote {
     override func resolveConflict(withCurrentContentsAt url: URL, ofType typeName: String,
                                   saving contents: DocumentContents) throws -> DocumentContents? {
         MainActor.assertIsolated()

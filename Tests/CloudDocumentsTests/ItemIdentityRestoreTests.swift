@@ -26,14 +26,7 @@ struct ItemIdentityRestoreTests {
                 // The folder moves (coordinated; the document follows), then a program rewrites
                 // the file atomically (a new file, without the identity attribute).
                 let after = folder.appendingPathComponent("b")
-                try await onBackgroundThread {
-                    let mover = Coordinator()
-                    try mover.coordinate(writingItemAt: before, options: .forMoving,
-                                         writingItemAt: after, options: .forReplacing) { source, destination in
-                        try FileManager.default.moveItem(at: source, to: destination)
-                        mover.item(at: source, didMoveTo: destination)
-                    }
-                }
+                try await coordinatedMove(before, to: after)
                 let moved = after.appendingPathComponent("note.txt")
                 while !document.fileURL.isSameFilePath(as: moved) { await Task.yield() }
                 try Data("theirs 2".utf8).write(to: moved, options: .atomic)

@@ -41,25 +41,15 @@ struct ReloadDuringSaveTests {
 /// A note whose write step says it started and then gives a reload a chance to run (it waits,
 /// at most 2 s, for one to start loading): with the fix, the reload waits for the save instead,
 /// and the wait simply runs out.
-final class HoldingNote: CloudDocument {
-    var text = ""
+final class HoldingNote: EditableNote {
     nonisolated let writing = DispatchSemaphore(value: 0)
     nonisolated let loadStarted = DispatchSemaphore(value: 0)
     nonisolated let insideSave = Atomic<Bool>(false)
     nonisolated let loadsDuringSave = Atomic<Int>(0)
 
-    func edit(_ newText: String) {
-        text = newText
-        updateChangeCount(.done)
-    }
-
-    override func contents(forType typeName: String) throws -> DocumentContents {
-        .data(Data(text.utf8))
-    }
-
     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
         if insideSave.load(ordering: .relaxed) { loadsDuringSave.add(1, ordering: .relaxed) }
-        text = String(decoding: contents.data ?? Data(), as: UTF8.self)
+        try super.load(fromContents: contents, ofType: typeName)
         loadStarted.signal()
     }
 

@@ -33,24 +33,14 @@ struct SaveDuringMoveNoticeTests {
 }
 
 /// A note that, once, receives `presentedItemDidMove(to:)` while its contents are snapshotted.
-final class MoveNoticeNote: CloudDocument {
-    var text = ""
+final class MoveNoticeNote: EditableNote {
     nonisolated let noticeDuringSnapshot = Mutex<URL?>(nil)
-
-    func edit(_ newText: String) {
-        text = newText
-        updateChangeCount(.done)
-    }
 
     override func contents(forType typeName: String) throws -> DocumentContents {
         if let moved = noticeDuringSnapshot.withLock({ value in defer { value = nil }; return value }) {
             presentedItemDidMove(to: moved)
         }
-        return .data(Data(text.utf8))
-    }
-
-    override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-        text = String(decoding: contents.data ?? Data(), as: UTF8.self)
+        return try super.contents(forType: typeName)
     }
 }
 

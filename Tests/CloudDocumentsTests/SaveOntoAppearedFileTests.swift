@@ -33,22 +33,8 @@ struct SaveOntoAppearedFileTests {
 
 /// A note whose write step first puts `appearing` (if set, once) at the target: as if another
 /// program moved a file there right after the save's check.
-final class AppearingFileNote: CloudDocument {
-    var text = ""
+final class AppearingFileNote: EditableNote {
     nonisolated let appearing = Locked<String?>(nil)
-
-    func edit(_ newText: String) {
-        text = newText
-        updateChangeCount(.done)
-    }
-
-    override func contents(forType typeName: String) throws -> DocumentContents {
-        .data(Data(text.utf8))
-    }
-
-    override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-        text = String(decoding: contents.data ?? Data(), as: UTF8.self)
-    }
 
     nonisolated override func writeContents(_ contents: DocumentContents, andAttributes attributes: [FileAttributeKey: any Sendable]?,
                                             safelyTo url: URL, for saveOperation: SaveOperation) throws {
