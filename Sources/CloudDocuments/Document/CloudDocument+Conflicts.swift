@@ -18,6 +18,8 @@ extension CloudDocument {
         /// replace what appeared since (a folder moved into place around it by a program that did
         /// not coordinate, say), which nobody checked.
         var targetWasMissing = false
+        /// A version of the file was kept (which may have given the file its version-store identity).
+        var keptVersion = false
     }
 
     /// Runs inside the save's coordinated write of `target`, before the new contents are written.
@@ -66,11 +68,13 @@ extension CloudDocument {
                 result.contents = merged
             } else {
                 result.conflict = try keepVersion(of: target, isConflict: true, coordinator: coordinator)
+                result.keptVersion = true
                 return result
             }
         }
         if preserves {
             _ = try keepVersion(of: target, isConflict: false, coordinator: coordinator)
+            result.keptVersion = true
         }
         return result
     }

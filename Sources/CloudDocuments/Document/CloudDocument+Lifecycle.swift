@@ -180,12 +180,12 @@ extension CloudDocument {
                                                                 requested: url, startedFor: start.fileURL,
                                                                 contents: snapshot.contents, coordinator: coordinator)
                 // Keeping a version may have given the file its identity just now: learn it.
-                if ownFile { restoreItemIdentity(at: targetPath) }
+                if ownFile && protection.keptVersion { learnItemIdentity(at: targetPath) }
                 // Overwriting a file that was not there when checked creates it (no replace): an
                 // item that appeared since was never checked and must not be overwritten unseen.
                 let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
                 try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
-                if ownFile { restoreItemIdentity(at: targetPath) }
+                if ownFile { stampItemIdentity(onNewFileAt: targetPath) }
                 keptConflict.value = protection.conflict != nil
                 let identity = DiskIdentity.of(targetPath, followingLinks: true)
                 // With progress: on the main actor, after the announcement of
@@ -448,16 +448,30 @@ final class ReadRequest: @unchecked Sendable {
 }
 
 extension CloudDocument {
-    /// Inside a save's coordinated write of the document's own file: puts back the file's
-    /// version-store identity when the file lacks it (a save writes a new file, and so does a
-    /// program's atomic write) and the document knows it; otherwise learns the file's. Without it,
-    /// the store finds the item by its recorded path only, and a file whose folder was moved by
-    /// another program meanwhile became a new item: its conflict versions were no longer listed.
+    // Inside a save's coordinated write of the document's own file, the document keeps the
+    // file's version-store identity (`ItemIdentityAttribute`) on it: a save writes a new file, and
+    // so does another program's atomic write, and neither carries the attribute over. Without it,
+    // the store finds the item by its recorded path only, and a file whose folder was moved by
+    // another program meanwhile became a new item: its conflict versions were no longer listed.
+    // A document that knows no identity (its file never had a version) costs nothing here.
+
+    /// Before the save's check: puts the known identity back on the file if it lacks it, so a
+    /// version kept now is the same item's.
     nonisolated func restoreItemIdentity(at path: String) {
-        if let onDisk = ItemIdentityAttribute.read(path) {
-            storage.withLock { $0.itemIdentity = onDisk }
-        } else if let known = storage.withLock({ $0.itemIdentity }), DiskIdentity.of(path, followingLinks: true) != nil {
-            ItemIdentityAttribute.write(known, to: path)
-        }
+        guard let known = storage.withLock({ $0.itemIdentity }),
+              ItemIdentityAttribute.read(path) == nil, DiskIdentity.of(path, followingLinks: true) != nil else { return }
+        ItemIdentityAttribute.write(known, to: path)
+    }
+
+    /// After a version was kept: learns the identity the store gave the file.
+    nonisolated func learnItemIdentity(at path: String) {
+        guard let onDisk = ItemIdentityAttribute.read(path) else { return }
+        storage.withLock { $0.itemIdentity = onDisk }
+    }
+
+    /// After the write: the new file has no attribute yet; it gets the known identity.
+    nonisolated func stampItemIdentity(onNewFileAt path: String) {
+        guard let known = storage.withLock({ $0.itemIdentity }) else { return }
+        ItemIdentityAttribute.write(known, to: path)
     }
 }
