@@ -29,7 +29,7 @@ struct CrossProcessEditingTests {
         // Intermittent, seen only under ThreadSanitizer (3 processes): a presenter's save is
         // refused with `wouldDeadlock` (its thread already holds the item through another
         // coordinator), the process stops, and its later lines are never appended. Issue 15.
-        try withKnownIssue("a rare wouldDeadlock refusal of a presenter's save under ThreadSanitizer", isIntermittent: true) {
+        withKnownIssue("a rare wouldDeadlock refusal of a presenter's save under ThreadSanitizer", isIntermittent: true) {
             #expect(errors.isEmpty, "\(errors)")
             try Self.expectKept(expected, in: setup.file, environment: environment)
         }
