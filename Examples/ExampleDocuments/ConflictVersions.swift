@@ -74,7 +74,8 @@ public enum ConflictVersions {
     }
 
     /// The listing the tools print: a header, then one line per version — its number, date
-    /// (ISO 8601, UTC), saving computer and `summary` of its contents.
+    /// (ISO 8601, UTC), saving computer (left out when the version does not say) and `summary`
+    /// of its contents.
     public static func listing(_ versions: [FileVersion], of url: URL, summary: (FileVersion) -> String) -> String {
         let name = url.lastPathComponent
         guard !versions.isEmpty else { return "No unresolved conflicts in \(name).\n" }
@@ -82,8 +83,8 @@ public enum ConflictVersions {
         var text = "\(versions.count) unresolved conflict version\(versions.count == 1 ? "" : "s") of \(name):\n"
         for (index, version) in versions.enumerated() {
             let date = version.modificationDate.map { formatter.string(from: $0) } ?? "unknown date"
-            let computer = version.localizedNameOfSavingComputer ?? "unknown computer"
-            text += "  \(index + 1)  \(date)  \(computer)  \(summary(version))\n"
+            let computer = version.localizedNameOfSavingComputer.map { "  \($0)" } ?? ""
+            text += "  \(index + 1)  \(date)\(computer)  \(summary(version))\n"
         }
         return text
     }

@@ -38,8 +38,11 @@ enum Demo {
         try await picture.saveThrowing(to: pictureURL, for: .forCreating)
         let size = (try? FileManager.default.attributesOfItem(atPath: pictureURL.path)[.size] as? Int) ?? 0
         Narration.event("picture.png saved: \(picture.image.width)×\(picture.image.height) PNG, \(size) bytes")
-        for line in TerminalRenderer(maxColumns: 48).lines(for: picture.image) {
-            Narration.say("              " + line)
+        // 24-bit colour escapes only for a terminal: `clouddocs-demo > file` keeps plain text.
+        if Narration.isTerminal {
+            for line in TerminalRenderer(maxColumns: 48).lines(for: picture.image) {
+                Narration.say("              " + line)
+            }
         }
         try await picture.closeThrowing()
 

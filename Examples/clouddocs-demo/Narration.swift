@@ -16,6 +16,9 @@ enum Narration {
         say(String(format: "   %6.3f s  ", Double(milliseconds) / 1000) + text)
     }
 
+    /// Whether standard output is a terminal (the picture is drawn with colour escapes only then).
+    static let isTerminal = isatty(STDOUT_FILENO) == 1
+
     static func say(_ text: String) {
         lock.withLock { _ in
             FileHandle.standardOutput.write(Data((text + "\n").utf8))

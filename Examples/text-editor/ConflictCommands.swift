@@ -4,7 +4,7 @@ import Foundation
 /// `conflicts` and `resolve`: the unresolved conflict versions of a file, through `FileVersion`.
 enum ConflictCommands {
     /// `conflicts <file>`: one line per unresolved conflict version — number, date, saving
-    /// computer, first line.
+    /// computer (when known), size and the first line where it differs from the current file.
     static func list(_ url: URL) throws {
         try FolderRefusal.check(url)
         let versions: [FileVersion]
@@ -14,7 +14,7 @@ enum ConflictCommands {
         } catch {
             throw VersionFailure(error: error)
         }
-        print(ConflictVersions.listing(versions, of: url) { ConflictVersions.firstLine(of: $0.url) }, terminator: "")
+        print(ConflictVersions.listing(versions, of: url) { ConflictVersions.textDifference(of: $0.url, from: url) }, terminator: "")
     }
 
     /// `resolve <file> --keep current|N`.

@@ -17,7 +17,7 @@ enum TextEditor {
                                         process makes, and moves and deletions of the file (stop
                                         with Ctrl-C, after N changes, or when it is deleted)
           conflicts <file>              list the unresolved conflict versions: number, date,
-                                        saving computer, first line
+                                        computer, size, first line that differs
           resolve <file> --keep current|N
                                         resolve every conflict, keeping the file as it is or
                                         replacing it with conflict version N (as listed)

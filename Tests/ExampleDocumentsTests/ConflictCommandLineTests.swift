@@ -14,7 +14,7 @@ private struct PrivateStore {
     }
 
     /// Adds `bytes` as an unresolved conflict version of `item`, saved by `computer`.
-    func addConflict(_ bytes: Data, of item: URL, from computer: String) throws {
+    func addConflict(_ bytes: Data, of item: URL, from computer: String?) throws {
         let contents = root.deletingLastPathComponent().appendingPathComponent("conflict-\(UUID().uuidString)")
         try bytes.write(to: contents)
         defer { try? FileManager.default.removeItem(at: contents) }
@@ -48,7 +48,7 @@ private func withConflictedFile(_ name: String, _ bytes: Data,
 
 @Suite("text-editor and image-tool: conflicts and resolve")
 struct ConflictCommandLineTests {
-    @Test("conflicts lists number, date, saving computer and first line of each unresolved conflict")
+    @Test("conflicts lists number, date, saving computer, size and first differing line of each unresolved conflict")
     func listConflicts() async throws {
         try await withConflictedFile("notes.txt", Data("mine\n".utf8)) { folder, file, store in
             let none = try runExampleTool("text-editor", ["conflicts", "notes.txt"], in: folder, environment: store.environment)
@@ -63,12 +63,31 @@ struct ConflictCommandLineTests {
             #expect(lines.first == "2 unresolved conflict versions of notes.txt:")
             #expect(lines.count == 3, "\(run.output)")
             #expect(lines.dropFirst().first?.hasPrefix("  1  ") == true)
-            #expect(lines.dropFirst().first?.hasSuffix("  laptop  “from the laptop”") == true, "\(run.output)")
+            #expect(lines.dropFirst().first?.hasSuffix("  laptop  25 bytes, line 1: “from the laptop”") == true, "\(run.output)")
             #expect(lines.last?.hasPrefix("  2  ") == true)
-            #expect(lines.last?.hasSuffix("  desktop  “from the desktop”") == true, "\(run.output)")
+            #expect(lines.last?.hasSuffix("  desktop  22 bytes, line 1: “from the desktop”") == true, "\(run.output)")
             // The date is ISO 8601 (UTC).
             let isoDate = try Regex(#"  2  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  "#)
             #expect(lines.last?.contains(isoDate) == true, "\(run.output)")
+        }
+    }
+
+    @Test("conflicts shows where versions that share their first line differ, and leaves out an unknown computer")
+    func listConflictsSharingTheirFirstLine() async throws {
+        try await withConflictedFile("notes.txt", Data("Shopping list\n- bread\n".utf8)) { folder, file, store in
+            try store.addConflict(Data("Shopping list\n- bread\n- milk\n".utf8), of: file, from: nil)
+            try store.addConflict(Data("Shopping list\n- butter\n".utf8), of: file, from: "desktop")
+            try store.addConflict(Data("Shopping list\n".utf8), of: file, from: "laptop")
+            try store.addConflict(Data("Shopping list\n- bread\n".utf8), of: file, from: "tablet")
+            let run = try runExampleTool("text-editor", ["conflicts", "notes.txt"], in: folder, environment: store.environment)
+            #expect(run.status == 0, "\(run.errors)")
+            let lines = run.output.split(separator: "\n").map(String.init)
+            #expect(lines.count == 5, "\(run.output)")
+            #expect(lines.dropFirst(1).first?.hasSuffix("Z  29 bytes, line 3: “- milk”") == true, "\(run.output)")
+            #expect(lines.dropFirst(2).first?.hasSuffix("  desktop  23 bytes, line 2: “- butter”") == true, "\(run.output)")
+            #expect(lines.dropFirst(3).first?.hasSuffix("  laptop  14 bytes, line 2: (ends here)") == true, "\(run.output)")
+            #expect(lines.dropFirst(4).first?.hasSuffix("  tablet  22 bytes, same text as the current file") == true, "\(run.output)")
+            #expect(!run.output.contains("unknown computer"))
         }
     }
 

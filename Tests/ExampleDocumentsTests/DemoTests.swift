@@ -14,24 +14,23 @@ struct DemoTests {
         return Array(lines[start..<end])
     }
 
-    @Test("runs every step, quickly; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved; the document moves to the cloud and another process's live query sees it")
+    @Test("runs every step; plain text when not on a terminal; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved; the document moves to the cloud and another process's live query sees it")
     func demoRuns() throws {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("clouddocs-demo-test-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let store = scratch.appendingPathComponent("versions")
-        let clock = ContinuousClock()
-        let start = clock.now
         let run = try runExampleTool("clouddocs-demo", [], in: scratch,
                                      environment: ["TMPDIR": scratch.path, "CLOUDDOCUMENTS_VERSION_STORE": store.path])
         #expect(run.status == 0, "output:\n\(run.output)\nerrors:\n\(run.errors)")
         // No save request waited out its limit (10 s), and no wait cycle had to be broken.
-        #expect(clock.now - start < .seconds(10))
         #expect(!run.errors.contains("did not answer a save request") && !run.errors.contains("wait cycle"))
         #expect(!run.output.contains("The demo failed"))
         #expect(!run.output.contains("within 10 s"))
         #expect(run.output.contains("\nDone."))
+        // Standard output is a pipe here, not a terminal: no colour escapes for the picture.
+        #expect(!run.output.contains("\u{1B}"))
 
         // 5: the second process's unsaved edit is saved because this process read the file.
         let read = step(5, of: run.output)
