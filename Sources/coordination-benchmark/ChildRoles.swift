@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import FileCoordination
 import Foundation
 import Glibc
@@ -14,8 +15,12 @@ enum ChildRole {
             Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
-                    try? Coordinator().coordinate(readingItemAt: url) { url in
-                        buffer.withUnsafeMutableBytes { _ = Raw.readFile(url.path, into: $0) }
+                    do {
+                        try Coordinator().coordinate(readingItemAt: url) { url in
+                            buffer.withUnsafeMutableBytes { _ = Raw.readFile(url.path, into: $0) }
+                        }
+                    } catch {
+                        benchmarkFailed("loop-read: \(error.localizedDescription)")
                     }
                 }
             }.start()
@@ -24,6 +29,7 @@ enum ChildRole {
             exit(0)
         case "loop-read-raw":
             let fd = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { benchmarkFailed("loop-read-raw: open: errno \(errno)") }
             Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
@@ -85,25 +91,32 @@ enum Handoff {
         let url = URL(fileURLWithPath: path)
         let lockFD = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         let dataFD = open(path, O_RDWR | O_CLOEXEC)
+        guard lockFD >= 0, dataFD >= 0 else { benchmarkFailed("handoff: open \(path): errno \(errno)") }
         var done = 0
         let coordinator = Coordinator()
         func step() {
             var value: Int64 = 0
-            _ = withUnsafeMutableBytes(of: &value) { pread(dataFD, $0.baseAddress, 8, 0) }
+            guard withUnsafeMutableBytes(of: &value, { pread(dataFD, $0.baseAddress, 8, 0) }) == 8 else {
+                benchmarkFailed("handoff: pread: errno \(errno)")
+            }
             if Int(value) % 2 == me {
                 value += 1
-                _ = withUnsafeBytes(of: &value) { pwrite(dataFD, $0.baseAddress, 8, 0) }
+                guard withUnsafeBytes(of: &value, { pwrite(dataFD, $0.baseAddress, 8, 0) }) == 8 else {
+                    benchmarkFailed("handoff: pwrite: errno \(errno)")
+                }
                 done += 1
             }
         }
         while done < turns {
             switch mode {
-            case "handoff":
-                try? coordinator.coordinate(writingItemAt: url) { _ in step() }
-            case "handoff-fresh":
-                try? Coordinator().coordinate(writingItemAt: url) { _ in step() }
+            case "handoff", "handoff-fresh":
+                do {
+                    try (mode == "handoff" ? coordinator : Coordinator()).coordinate(writingItemAt: url) { _ in step() }
+                } catch {
+                    benchmarkFailed("\(mode): \(error.localizedDescription)")
+                }
             default:
-                flock(lockFD, LOCK_EX)
+                guard flock(lockFD, LOCK_EX) == 0 else { benchmarkFailed("raw handoff: flock: errno \(errno)") }
                 step()
                 flock(lockFD, LOCK_UN)
             }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Glibc
 
 /// The raw paths the coordinated ones are compared with, measured by the same program.
@@ -11,8 +12,9 @@ enum Raw {
         return count
     }
 
+    /// One exclusive `flock` and its release; a failure stops the benchmark (a failing baseline
+    /// would look fast).
     static func flockCycle(_ fd: Int32) {
-        flock(fd, LOCK_EX)
-        flock(fd, LOCK_UN)
+        guard flock(fd, LOCK_EX) == 0, flock(fd, LOCK_UN) == 0 else { benchmarkFailed("raw flock: errno \(errno)") }
     }
 }

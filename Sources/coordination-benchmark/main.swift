@@ -62,6 +62,7 @@ row("  same, a new Coordinator per read (µs)", format(rawRead / 1000), format(f
 
 // 2. Write-lock cycle with no I/O.
 let rawFD = open(path + ".rawlock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+guard rawFD >= 0 else { benchmarkFailed("open \(path).rawlock: errno \(errno)") }
 let rawFlock = Measure.perCall(iterations: 100_000) { Raw.flockCycle(rawFD) }
 let writeCycle = try Measure.perCall(iterations: 100_000) {
     try coordinator.coordinate(writingItemAt: file) { _ in }

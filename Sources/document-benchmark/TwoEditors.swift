@@ -36,11 +36,11 @@ enum TwoEditors {
                 for index in 0..<appends {
                     document.append("\(tag)-\(index)\n")
                     try await document.saveThrowing(to: url, for: .forOverwriting)
-                    let start = now()
+                    let start = Measure.now()
                     _ = try await Coordinator().coordinate(with: [.readingIntent(with: url)]) { intents in
                         try Data(contentsOf: intents[0].url)
                     }
-                    reads.append(now() - start)
+                    reads.append(Measure.now() - start)
                 }
                 try await document.closeThrowing()
                 say("DONE " + reads.map(String.init).joined(separator: ","))
@@ -93,7 +93,7 @@ enum TwoEditors {
             print("two editors (\(kind)): a child did not start")
             return nil
         }
-        let start = now()
+        let start = Measure.now()
         for child in children { child.send() }
         var reads: [Double] = []
         for child in children {
@@ -103,7 +103,7 @@ enum TwoEditors {
             }
             reads += line.dropFirst(5).split(separator: ",").compactMap { Double($0) }
         }
-        let elapsed = Double(now() - start) / 1e9
+        let elapsed = Double(Measure.now() - start) / 1e9
         for child in children { child.stop() }
         let lines = Set((try String(contentsOf: file, encoding: .utf8)).split(separator: "\n").map(String.init))
         let missing = tags.flatMap { tag in (0..<appends).map { "\(tag)-\($0)" } }.filter { !lines.contains($0) }

@@ -5,22 +5,6 @@ import CloudDocuments
 import ExampleDocuments
 import Foundation
 
-func now() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-
-/// CPU time used by the whole process (every thread) so far, in nanoseconds: less disturbed by
-/// other programs on a busy machine than the time on the clock.
-func processCPUTime() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
 // Child mode of the two-editors measure (TwoEditors.swift).
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--child", CommandLine.arguments[2] == "--editor" {
     await TwoEditors.runChild(Array(CommandLine.arguments.dropFirst(3)))
@@ -102,7 +86,7 @@ print("| --- | --- | --- | --- | --- |")
 func ratioSummary(_ times: [Double], over raw: [Double]) -> String {
     let ratios = zip(times, raw).map { $0 / $1 }.sorted()
     let quartile = { (fraction: Double) in ratios[min(ratios.count - 1, Int(Double(ratios.count) * fraction))] }
-    return String(format: "%.2f × (%.2f–%.2f)", median(ratios), quartile(0.25), quartile(0.75))
+    return String(format: "%.2f × (%.2f–%.2f)", Measure.median(ratios), quartile(0.25), quartile(0.75))
 }
 
 // 1. Save of 4 KiB, 1 MiB, 16 MiB. Each round saves once in each of the three ways, in an order
@@ -138,8 +122,8 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
         var times = [0.0, 0.0, 0.0], cpuTimes = [0.0, 0.0, 0.0]
         for step in 0..<3 {
             let kind = (round + step) % 3
-            let startCPU = processCPUTime()
-            let start = now()
+            let startCPU = Measure.processCPUTime()
+            let start = Measure.now()
             switch kind {
             case 0: RawSafeSave.save(bytes, to: rawURL.path)
             case 1: try await document.saveThrowing(to: documentURL, for: .forOverwriting)
@@ -148,8 +132,8 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
                     try SafeSave.write(data, to: url, creating: false)
                 }
             }
-            times[kind] = Double(now() - start)
-            cpuTimes[kind] = Double(processCPUTime() - startCPU)
+            times[kind] = Double(Measure.now() - start)
+            cpuTimes[kind] = Double(Measure.processCPUTime() - startCPU)
         }
         guard round >= warmUp else { continue }
         raw.append(times[0]); saved.append(times[1]); plain.append(times[2])
@@ -157,8 +141,8 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
     }
     try await document.closeThrowing()
     func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
-    print("| durable save of \(label) | \(ms(median(raw))) | \(ms(median(saved))) | \(ratioSummary(saved, over: raw)) | ≤ 1.15 × |")
-    print("|   same, `SafeSave` in a coordinated write, no document | \(ms(median(raw))) | \(ms(median(plain))) | \(ratioSummary(plain, over: raw)) | |")
+    print("| durable save of \(label) | \(ms(Measure.median(raw))) | \(ms(Measure.median(saved))) | \(ratioSummary(saved, over: raw)) | ≤ 1.15 × |")
+    print("|   same, `SafeSave` in a coordinated write, no document | \(ms(Measure.median(raw))) | \(ms(Measure.median(plain))) | \(ratioSummary(plain, over: raw)) | |")
     print("|   CPU time of the process per save (mean; document / `SafeSave`) | \(ms(cpu[0])) | \(ms(cpu[1])) / \(ms(cpu[2])) | \(String(format: "%.2f × / %.2f ×", cpu[1] / cpu[0], cpu[2] / cpu[0])) | |")
 }
 if options.savesOnly { exit(0) }

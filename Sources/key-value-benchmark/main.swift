@@ -51,20 +51,8 @@ while !arguments.isEmpty {
     }
 }
 
-func nowNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-func percentile(_ values: [Double], _ fraction: Double) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return .nan }
-    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))]
-}
-
 func row(_ what: String, _ samples: [Double], unit: String = "ms", scale: Double = 1e6) {
-    let p50 = percentile(samples, 0.5) / scale, p99 = percentile(samples, 0.99) / scale
+    let p50 = Measure.percentile(samples, 0.5) / scale, p99 = Measure.percentile(samples, 0.99) / scale
     print("| \(what) | \(String(format: "%.3f", p50)) \(unit) | \(String(format: "%.3f", p99)) \(unit) |")
     fflush(nil)
 }
@@ -77,13 +65,13 @@ func latencies(watcher: BenchmarkChild, rounds: Int, warmUp: Int = 20, key: (Int
     guard watcher.readLine() == "ready" else { throw BenchmarkFailure("the watcher did not start") }
     var samples: [Double] = []
     for round in 0..<(warmUp + rounds) {
-        let start = nowNanoseconds()
+        let start = Measure.now()
         try write(round)
         let expected = "change " + key(round)
         while let line = watcher.readLine(), line != expected {
             if line.hasPrefix("error") { throw BenchmarkFailure(line) }
         }
-        if round >= warmUp { samples.append(Double(nowNanoseconds() - start)) }
+        if round >= warmUp { samples.append(Double(Measure.now() - start)) }
     }
     watcher.stop()
     return samples
@@ -133,11 +121,11 @@ do {
     try quiet.synchronize()
     var setSamples: [Double] = [], syncSamples: [Double] = []
     for round in 0..<(20 + rounds) {
-        let start = nowNanoseconds()
+        let start = Measure.now()
         try quiet.set(.integer(Int64(round)), forKey: "counter")
-        let afterSet = nowNanoseconds()
+        let afterSet = Measure.now()
         try quiet.synchronize()
-        let end = nowNanoseconds()
+        let end = Measure.now()
         if round >= 20 {
             setSamples.append(Double(afterSet - start))
             syncSamples.append(Double(end - afterSet))
@@ -148,11 +136,11 @@ do {
 
     var idleSamples: [Double] = [], loadSamples: [Double] = []
     for round in 0..<(20 + rounds) {
-        let start = nowNanoseconds()
+        let start = Measure.now()
         try quiet.synchronize()
-        let afterIdle = nowNanoseconds()
+        let afterIdle = Measure.now()
         _ = KeyValueStore(folder: work.appending(path: "quiet"), deviceIdentifier: "reader").dictionaryRepresentation
-        let end = nowNanoseconds()
+        let end = Measure.now()
         if round >= 20 {
             idleSamples.append(Double(afterIdle - start))
             loadSamples.append(Double(end - afterIdle))

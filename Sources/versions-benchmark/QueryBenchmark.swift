@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import CloudDocuments
 import Foundation
 import Glibc

@@ -1,6 +1,7 @@
 // versions-benchmark: FileVersion queries and additions next to the raw system calls, and how
 // fast an open document notices a sync tool's conflict copy. Run with
 // `swift run -c release versions-benchmark` (`--help` for the options).
+import BenchmarkSupport
 import CloudDocuments
 import Foundation
 import Glibc
