@@ -1,29 +1,33 @@
 import Foundation
 import Ubiquity
 
-/// `containers`, `move-to-cloud`, `move-to-local`, `evict`, `download`, `status`, `conflicts`:
+/// `containers`, `move-to-cloud`, `move-to-local`, `rm`, `evict`, `download`, `status`, `conflicts`:
 /// the container recipes of Apple's iCloud guides, over `UbiquityAccount.shared`.
 ///
 /// Output (one record per line, fields separated by tabs, for scripts):
 /// - `containers`: `IDENTIFIER  FOLDER  PROVIDER`, first (default) container first;
 /// - `move-to-cloud`, `move-to-local`: the item's new path;
+/// - `rm`: nothing;
 /// - `status`: `key: value` lines (`ubiquitous`, `container`, `provider`, `downloading-status`,
 ///   `downloaded`, `downloading`, `uploaded`, `uploading`, `percent-downloaded`,
-///   `percent-uploaded`, `unresolved-conflicts`);
+///   `percent-uploaded`, `unresolved-conflicts`) for an item in a container; only
+///   `ubiquitous: false` for one outside every container;
 /// - `conflicts`: `PATH  MODIFIED (ISO 8601)  SAVED-BY` per unresolved conflict version, oldest
 ///   first; nothing when there are none.
 /// Errors go to standard error as one line; exit status 1.
 enum ContainerCommands {
-    static let usage = """
-          containers                    list the configured containers: identifier, folder, provider
-          move-to-cloud <file> [--container ID]
-                                        move <file> into the container's Documents folder (coordinated)
-          move-to-local <file> <dest>   move <file> out of the cloud to <dest> (a folder keeps the name)
-          evict <file>                  drop the local copy (providers with placeholders only)
-          download <file>               start downloading (providers with placeholders only)
-          status <file>                 the item's cloud status, one `key: value` per line
-          conflicts <file>              the item's unresolved conflict versions, one per line
-        """
+    static let usageEntries: [UsageEntry] = [
+        UsageEntry("containers", "containers", "list the configured containers: identifier, folder, provider"),
+        UsageEntry("move-to-cloud", "move-to-cloud <file> [--container ID]",
+                   "move <file> into the container's Documents folder (coordinated)"),
+        UsageEntry("move-to-local", "move-to-local <file> <dest>", "move <file> out of the cloud to <dest> (a folder keeps the name)"),
+        UsageEntry("rm", "rm <file>", "delete a document (local or in the cloud) in a coordinated write:",
+                   "open documents and presenters are told first"),
+        UsageEntry("evict", "evict <file>", "drop the local copy (providers with placeholders only)"),
+        UsageEntry("download", "download <file>", "start downloading (providers with placeholders only)"),
+        UsageEntry("status", "status <file>", "the item's cloud status, one `key: value` per line"),
+        UsageEntry("conflicts", "conflicts <file>", "the item's unresolved conflict versions, one per line"),
+    ]
 
     static func run(_ command: String, _ arguments: [String]) async throws -> Int32? {
         let account = UbiquityAccount.shared
@@ -50,6 +54,9 @@ enum ContainerCommands {
             }
             try await account.setUbiquitous(false, itemAt: file, destinationURL: destination)
             printLine(destination.path)
+        case "rm":
+            try expectArguments(arguments, count: 1, command)
+            try await account.removeItem(at: URL(fileURLWithPath: arguments[0]))
         case "evict":
             try expectArguments(arguments, count: 1, command)
             try account.evictUbiquitousItem(at: URL(fileURLWithPath: arguments[0]))
@@ -74,7 +81,7 @@ enum ContainerCommands {
 
     private static func expectArguments(_ arguments: [String], count: Int, _ command: String) throws {
         guard arguments.count == count else {
-            throw CommandLineUsageError(message: "\(command) takes \(count) argument\(count == 1 ? "" : "s"), not \(arguments.count)")
+            throw CommandLineUsageError("\(command) takes \(count) argument\(count == 1 ? "" : "s"), not \(arguments.count)", command: command)
         }
     }
 
@@ -84,27 +91,31 @@ enum ContainerCommands {
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             if argument == "--container" {
-                guard let identifier = rest.popFirst() else { throw CommandLineUsageError(message: "--container needs an identifier") }
+                guard let identifier = rest.popFirst() else { throw CommandLineUsageError("--container needs an identifier", command: "move-to-cloud") }
                 container = identifier
             } else if file == nil {
                 file = URL(fileURLWithPath: argument)
             } else {
-                throw CommandLineUsageError(message: "move-to-cloud takes one file, then optionally --container ID")
+                throw CommandLineUsageError("move-to-cloud takes one file, then optionally --container ID", command: "move-to-cloud")
             }
         }
-        guard let file else { throw CommandLineUsageError(message: "move-to-cloud needs a file") }
+        guard let file else { throw CommandLineUsageError("move-to-cloud needs a file", command: "move-to-cloud") }
         return (file, container)
     }
 
     private static func printStatus(of url: URL, account: UbiquityAccount) throws {
         guard FileManager.default.fileExists(atPath: url.path) else { throw UbiquityError.itemNotFound(path: url.path) }
+        guard let container = account.containerOfItem(at: url) else {
+            // Outside every container there is no cloud status to report, only that.
+            printLine("ubiquitous: false")
+            return
+        }
         let status = account.status(ofItemAt: url)
-        let container = account.containerOfItem(at: url)
         func percent(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "unknown" }
         let lines: [(String, String)] = [
             ("ubiquitous", "\(status.isUbiquitous)"),
-            ("container", container?.identifier ?? "-"),
-            ("provider", container.map { account.provider(for: $0).name } ?? "-"),
+            ("container", container.identifier),
+            ("provider", account.provider(for: container).name),
             ("downloading-status", "\(status.downloadingStatus)"),
             ("downloaded", "\(status.isDownloaded)"),
             ("downloading", "\(status.isDownloading)"),

@@ -5,30 +5,33 @@ import Ubiquity
 /// `NSUbiquitousKeyValueStore`) of a container, for this device (`CLOUDDOCUMENTS_DEVICE_ID`
 /// overrides the device identifier).
 enum KeyValueCommands {
-    static let usage = """
-          kv get <key> [--container ID]  print a key's value (exit 1 when it has none)
-          kv set <key> <value> [--type string|int|double|bool|data-base64|json] [--container ID]
-                                        set a key (default type string) and synchronize
-          kv remove <key> [--container ID]
-                                        remove a key and synchronize
-          kv list [--container ID]       every key: key, type and value, tab-separated
-          kv watch [--changes N] [--container ID]
-                                        print `watching<tab>FOLDER` once watching, then each change
-                                        made by another process or device as one line,
-                                        `REASON<tab>KEY<tab>KEY…`, until standard input ends or N
-                                        changes were printed
-        """
+    static let usageEntries: [UsageEntry] = [
+        UsageEntry("kv get", "kv get <key> [--container ID]", "print a key's value (exit 1 when it has none)"),
+        UsageEntry("kv set", "kv set <key> <value> [--type string|int|double|bool|data-base64|json] [--container ID]",
+                   "set a key (default type string) and synchronize"),
+        UsageEntry("kv remove", "kv remove <key> [--container ID]", "remove a key and synchronize"),
+        UsageEntry("kv list", "kv list [--container ID]", "every key: key, type and value, tab-separated"),
+        UsageEntry("kv watch", "kv watch [--changes N] [--container ID]",
+                   "print `watching<tab>FOLDER` once watching, then each change",
+                   "made by another process or device as one line,",
+                   "`REASON<tab>KEY<tab>KEY…`, until standard input ends or N",
+                   "changes were printed"),
+    ]
 
     static func run(_ command: String, _ arguments: [String]) async throws -> Int32? {
         guard command == "kv" else { return nil }
         var arguments = arguments
-        guard !arguments.isEmpty else { throw CommandLineUsageError(message: "kv needs a subcommand: get, set, remove, list or watch") }
+        guard !arguments.isEmpty else { throw CommandLineUsageError("kv needs a subcommand: get, set, remove, list or watch", command: "kv") }
         let subcommand = arguments.removeFirst()
-        let container = try option("--container", in: &arguments)
+        let command = "kv " + subcommand
+        guard usageEntries.entry(for: command) != nil else {
+            throw CommandLineUsageError("unknown kv subcommand “\(subcommand)”", command: "kv")
+        }
+        let container = try option("--container", in: &arguments, command)
         let store = KeyValueStore(containerIdentifier: container)
         switch subcommand {
         case "get":
-            let key = try single(arguments, "kv get <key>")
+            let key = try single(arguments, command)
             guard let value = store.value(forKey: key) else {
                 FileHandle.standardError.write(Data("clouddocs: no value for “\(key)”\n".utf8))
                 return 1
@@ -36,30 +39,30 @@ enum KeyValueCommands {
             printLine(render(value))
             return 0
         case "set":
-            let type = try option("--type", in: &arguments) ?? "string"
-            guard arguments.count == 2 else { throw CommandLineUsageError(message: "usage: kv set <key> <value> [--type …]") }
-            try store.set(try parse(arguments[1], type: type), forKey: arguments[0])
+            let type = try option("--type", in: &arguments, command) ?? "string"
+            guard arguments.count == 2 else { throw CommandLineUsageError("kv set takes a key and a value, not \(arguments.count) argument\(arguments.count == 1 ? "" : "s")", command: command) }
+            try store.set(try parse(arguments[1], type: type, command: command), forKey: arguments[0])
             try store.synchronize()
             return 0
         case "remove":
-            try store.removeValue(forKey: try single(arguments, "kv remove <key>"))
+            try store.removeValue(forKey: try single(arguments, command))
             try store.synchronize()
             return 0
         case "list":
-            guard arguments.isEmpty else { throw CommandLineUsageError(message: "kv list takes no arguments") }
+            guard arguments.isEmpty else { throw CommandLineUsageError("kv list takes no arguments", command: command) }
             for (key, value) in store.dictionaryRepresentation.sorted(by: { $0.key < $1.key }) {
                 printLine("\(key)\t\(value.typeName)\t\(render(value))")
             }
             return 0
         case "watch":
-            let limit = try option("--changes", in: &arguments).map { text in
-                guard let count = Int(text), count > 0 else { throw CommandLineUsageError(message: "--changes needs a positive number") }
+            let limit = try option("--changes", in: &arguments, command).map { text in
+                guard let count = Int(text), count > 0 else { throw CommandLineUsageError("--changes needs a positive number", command: command) }
                 return count
             }
-            guard arguments.isEmpty else { throw CommandLineUsageError(message: "kv watch takes no arguments but options") }
+            guard arguments.isEmpty else { throw CommandLineUsageError("kv watch takes no arguments but options", command: command) }
             return await watch(store, limit: limit)
         default:
-            throw CommandLineUsageError(message: "unknown kv subcommand “\(subcommand)”")
+            throw CommandLineUsageError("unknown kv subcommand “\(subcommand)”", command: "kv")
         }
     }
 
@@ -82,23 +85,23 @@ enum KeyValueCommands {
         return 0
     }
 
-    private static func single(_ arguments: [String], _ usage: String) throws -> String {
-        guard arguments.count == 1 else { throw CommandLineUsageError(message: "usage: \(usage)") }
+    private static func single(_ arguments: [String], _ command: String) throws -> String {
+        guard arguments.count == 1 else { throw CommandLineUsageError("\(command) takes one key, not \(arguments.count)", command: command) }
         return arguments[0]
     }
 
     /// Removes `name VALUE` from `arguments` and returns VALUE (nil when absent).
-    private static func option(_ name: String, in arguments: inout [String]) throws -> String? {
+    private static func option(_ name: String, in arguments: inout [String], _ command: String) throws -> String? {
         guard let index = arguments.firstIndex(of: name) else { return nil }
-        guard index + 1 < arguments.count else { throw CommandLineUsageError(message: "\(name) needs a value") }
+        guard index + 1 < arguments.count else { throw CommandLineUsageError("\(name) needs a value", command: command) }
         let value = arguments[index + 1]
         arguments.removeSubrange(index...(index + 1))
         return value
     }
 
     /// The value `text` means as `type`.
-    static func parse(_ text: String, type: String) throws -> KeyValueStoreValue {
-        let invalid = CommandLineUsageError(message: "“\(text)” is not a valid \(type)")
+    static func parse(_ text: String, type: String, command: String) throws -> KeyValueStoreValue {
+        let invalid = CommandLineUsageError("“\(text)” is not a valid \(type)", command: command)
         switch type {
         case "string": return .string(text)
         case "int":
@@ -120,7 +123,7 @@ enum KeyValueCommands {
             guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { throw invalid }
             return try KeyValueStoreValue(propertyList: object)
         default:
-            throw CommandLineUsageError(message: "unknown type “\(type)”: use string, int, double, bool, data-base64 or json")
+            throw CommandLineUsageError("unknown type “\(type)”: use string, int, double, bool, data-base64 or json", command: command)
         }
     }
 

@@ -14,13 +14,13 @@ import Ubiquity
 /// A result with conflict copies beside it ends with ` [conflict]`. Stops on Ctrl-C, at the end
 /// of standard input, or after `--until-count N` change lines.
 enum QueryCommands {
-    static let usage = """
-          ls [--container ID] [--data] [--until-count N] [PATTERN]
-                                        list the container's documents (PATTERN: a LIKE pattern on
-                                        the file name, e.g. '*.txt'; --data: the data scope), then
-                                        print additions (+), changes (~) and removals (-) as they
-                                        happen, until Ctrl-C, end of input or N change lines
-        """
+    static let usageEntries: [UsageEntry] = [
+        UsageEntry("ls", "ls [--container ID] [--data] [--until-count N] [PATTERN]",
+                   "list the container's documents (PATTERN: a LIKE pattern on",
+                   "the file name, e.g. '*.txt'; --data: the data scope), then",
+                   "print additions (+), changes (~) and removals (-) as they",
+                   "happen, until Ctrl-C, end of input or N change lines"),
+    ]
 
     struct Options {
         var container: String?
@@ -33,17 +33,17 @@ enum QueryCommands {
             while let argument = rest.popFirst() {
                 switch argument {
                 case "--container":
-                    guard let value = rest.popFirst() else { throw CommandLineUsageError(message: "--container needs an identifier") }
+                    guard let value = rest.popFirst() else { throw CommandLineUsageError("--container needs an identifier", command: "ls") }
                     container = value
                 case "--data":
                     dataScope = true
                 case "--until-count":
                     guard let value = rest.popFirst().flatMap(Int.init), value >= 0 else {
-                        throw CommandLineUsageError(message: "--until-count needs a number")
+                        throw CommandLineUsageError("--until-count needs a number", command: "ls")
                     }
                     untilCount = value
                 default:
-                    guard !argument.hasPrefix("--"), pattern == nil else { throw CommandLineUsageError(message: "unexpected argument “\(argument)”") }
+                    guard !argument.hasPrefix("--"), pattern == nil else { throw CommandLineUsageError("unexpected argument “\(argument)”", command: "ls") }
                     pattern = argument
                 }
             }

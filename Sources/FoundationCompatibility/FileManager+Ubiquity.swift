@@ -35,7 +35,11 @@ extension FileManager {
     /// Moves the item at `url` into a container (`flag == true`, `destinationURL` inside a
     /// container) or out of every container (`false`, `destinationURL` outside), in one
     /// coordinated move: presenters get `presentedItemDidMove(to:)`, open documents follow.
-    /// Blocks while it waits for presenters: as Apple says, do not call it on the main thread.
+    ///
+    /// **Threading:** blocks while it waits for presenters: as Apple says, do not call it on the
+    /// main thread — call it from a dispatch queue or a thread of your own. It is unavailable
+    /// from asynchronous contexts (it would block a thread of the cooperative pool): there,
+    /// `try await` the `async` overload.
     ///
     /// - Throws: `NSFileWriteFileExistsError` (516) when something is at `destinationURL`;
     ///   `NSFileNoSuchFileError` (4) when nothing is at `url`; `NSUbiquitousFileUnavailableError`
@@ -44,16 +48,33 @@ extension FileManager {
     ///   (4355) when signed out; the coordination codes of `NSFileCoordinator` (`NSFileLockingError`,
     ///   `NSUserCancelledError`, a presenter's error) when the coordination fails; the write codes
     ///   for a failed rename (640 out of space, 513 no permission, …).
+    @available(*, noasync, message: "it blocks while presenters answer: use `try await setUbiquitous(_:itemAt:destinationURL:)`")
     public func setUbiquitous(_ flag: Bool, itemAt url: URL, destinationURL: URL) throws {
         do {
             try UbiquityAccount.shared.moveItem(ubiquitous: flag, itemAt: url, destinationURL: destinationURL)
         } catch {
-            switch error {
-            case .ubiquity(let ubiquityError):
-                throw UbiquityErrorMapping.nsError(for: ubiquityError, item: url)
-            case .coordination(let coordinationError, _):
-                throw CocoaErrorMapping.nsError(for: coordinationError, access: .writing(url))
-            }
+            throw Self.nsError(for: error, item: url)
+        }
+    }
+
+    /// ``setUbiquitous(_:itemAt:destinationURL:)`` for asynchronous code (not in Apple's SDK):
+    /// the calling task suspends while the coordination waits, on a thread of its own, so any
+    /// actor may call it — the main actor included. Cancelling the task while it waits ends it
+    /// with `NSUserCancelledError` and nothing moved. Same move, same errors.
+    public func setUbiquitous(_ flag: Bool, itemAt url: URL, destinationURL: URL) async throws {
+        do {
+            try await UbiquityAccount.shared.moveItem(ubiquitous: flag, itemAt: url, destinationURL: destinationURL)
+        } catch {
+            throw Self.nsError(for: error, item: url)
+        }
+    }
+
+    private static func nsError(for failure: UbiquitousMoveFailure, item url: URL) -> NSError {
+        switch failure {
+        case .ubiquity(let ubiquityError):
+            return UbiquityErrorMapping.nsError(for: ubiquityError, item: url)
+        case .coordination(let coordinationError, _):
+            return CocoaErrorMapping.nsError(for: coordinationError, access: .writing(url))
         }
     }
 

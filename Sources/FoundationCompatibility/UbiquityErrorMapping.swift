@@ -22,6 +22,11 @@ internal import Ubiquity
 /// | `moveFailed` with `ENAMETOOLONG` | `NSFileWriteInvalidFileNameError` (514) |
 /// | `moveFailed` with `ENOENT`/`ENOTDIR` | `NSFileNoSuchFileError` (4) |
 /// | `moveFailed` otherwise | `NSFileWriteUnknownError` (512) |
+/// | `invalidName` | `NSFileWriteInvalidFileNameError` (514) |
+/// | `removeFailed` | the write code of its errno, as for `moveFailed` (513 no permission, 642 read-only, 512 otherwise) |
+/// | `itemUnavailable` with `ENOENT`/`ENOTDIR` | `NSFileNoSuchFileError` (4) |
+/// | `itemUnavailable` with `EACCES`/`EPERM` | `NSFileReadNoPermissionError` (257) |
+/// | `itemUnavailable` otherwise | `NSFileReadUnknownError` (256) |
 enum UbiquityErrorMapping {
     static func nsError(for error: UbiquityError, item: URL) -> NSError {
         var url = item
@@ -45,6 +50,14 @@ enum UbiquityErrorMapping {
             case ENAMETOOLONG: code = NSFileWriteInvalidFileNameError
             case ENOTDIR: code = NSFileNoSuchFileError
             default: code = CocoaWriteErrorCode.code(forErrno: number)
+            }
+        case .invalidName: code = NSFileWriteInvalidFileNameError
+        case .removeFailed(_, let number): code = CocoaWriteErrorCode.code(forErrno: number)
+        case .itemUnavailable(_, let number):
+            switch number {
+            case ENOENT, ENOTDIR: code = NSFileNoSuchFileError
+            case EACCES, EPERM: code = NSFileReadNoPermissionError
+            default: code = NSFileReadUnknownError
             }
         }
         var userInfo: [String: Any] = [

@@ -30,9 +30,20 @@ public enum UbiquityError: Error, Sendable, Equatable {
     /// The move itself failed with `errno` (for example ENOSPC, EACCES, ENAMETOOLONG); the item
     /// is still at `source`.
     case moveFailed(source: String, destination: String, errno: Int32)
-    /// The coordinated access for the move could not be had (cancelled, timed out, a presenter
-    /// refused); `reason` is the `CoordinationError`'s description. Nothing was moved.
+    /// The coordinated access for a move or a delete could not be had (cancelled, timed out, a
+    /// presenter refused); `reason` is the `CoordinationError`'s description. Nothing was moved
+    /// or deleted.
     case coordinationFailed(path: String, reason: String)
+    /// A name given for an item in a documents folder or a container's data scope cannot be used:
+    /// empty, `.` or `..` as a component, a NUL byte, a component over 255 bytes, an absolute
+    /// path, or (in the data scope) `Documents`, which is the documents scope. Nothing was touched.
+    case invalidName(name: String, reason: String)
+    /// Removing the item failed with `errno` (EACCES, EPERM, EBUSY, EROFS, …). A folder may have
+    /// lost part of its contents: what could not be removed is still there.
+    case removeFailed(path: String, errno: Int32)
+    /// The item's status could not be read (`stat` failed with `errno`, for example EACCES on a
+    /// folder on the way).
+    case itemUnavailable(path: String, errno: Int32)
     /// The provider keeping the container in sync (named by `provider`) keeps every item fully
     /// local: it has no placeholders, so nothing can be evicted or downloaded on request.
     case providerDoesNotSupportPlaceholders(provider: String)
@@ -64,7 +75,13 @@ extension UbiquityError: LocalizedError {
         case let .moveFailed(source, destination, code):
             return "Could not move \(source) to \(destination): \(Errno(rawValue: code).message) (errno \(code)). The item was not moved."
         case let .coordinationFailed(path, reason):
-            return "Could not coordinate the move of \(path): \(reason)"
+            return "Could not coordinate access to \(path): \(reason)"
+        case let .invalidName(name, reason):
+            return "“\(name)” cannot name an item here: \(reason)."
+        case let .removeFailed(path, code):
+            return "Could not remove \(path): \(Errno(rawValue: code).message) (errno \(code))."
+        case let .itemUnavailable(path, code):
+            return "Could not read the status of \(path): \(Errno(rawValue: code).message) (errno \(code))."
         case let .providerDoesNotSupportPlaceholders(provider):
             return "The container is kept in sync by \(provider), which keeps every item fully downloaded: there are no placeholders to download or evict."
         }

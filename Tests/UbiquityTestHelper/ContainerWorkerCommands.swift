@@ -3,8 +3,9 @@
 //   present <path>
 //        opens a CloudDocument at <path> and registers a second, plain presenter of it; prints
 //        "PRESENTING", then "MOVED <new path>" when the presenter hears presentedItemDidMove and
-//        "DOCUMENT-MOVED <fileURL path>" when the document has followed. Stops at end of stdin
-//        ("STOPPED").
+//        "DOCUMENT-MOVED <fileURL path>" when the document has followed; "DELETING <path>" when
+//        the presenter is asked to accommodate the item's deletion and "DOCUMENT-DELETING <path>"
+//        when the document is. Stops at end of stdin ("STOPPED").
 //   identity-watch
 //        observes the identity-did-change notification of the shared account (configured by
 //        this process's environment); prints "WATCHING <token or nil>", then
@@ -77,6 +78,11 @@ final class WorkerDocument: CloudDocument {
         super.presentedItemDidMove(to: newURL)
         say("DOCUMENT-MOVED \(fileURL.path)")
     }
+
+    nonisolated override func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        say("DOCUMENT-DELETING \(fileURL.path)")
+        super.accommodatePresentedItemDeletion(completionHandler: completionHandler)
+    }
 }
 
 /// A plain presenter that prints its moves.
@@ -92,4 +98,9 @@ final class MovePrinter: FilePresenter {
     }
 
     func presentedItemDidMove(to newURL: URL) { say("MOVED \(newURL.path)") }
+
+    func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        say("DELETING \(presentedItemURL?.path ?? "-")")
+        completionHandler(nil)
+    }
 }

@@ -16,6 +16,7 @@ typealias WorkerCommand = @MainActor ([String]) async throws -> Void
 let commands: [String: WorkerCommand] = containerWorkerCommands
     .merging(queryWorkerCommands) { first, _ in first }
     .merging(keyValueWorkerCommands) { first, _ in first }
+    .merging(moveWorkerCommands) { first, _ in first }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let command = commands[name] else {

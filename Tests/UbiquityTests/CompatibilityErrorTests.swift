@@ -23,6 +23,11 @@ struct CompatibilityErrorTests {
             (.moveFailed(source: "/a", destination: "/b", errno: EIO), NSFileWriteUnknownError),
             (.configurationInvalid(path: "/c", line: 1, reason: "r"), NSFileReadCorruptFileError),
             (.coordinationFailed(path: "/x", reason: "r"), NSFileLockingError),
+            (.invalidName(name: "../x", reason: "r"), NSFileWriteInvalidFileNameError),
+            (.removeFailed(path: "/x", errno: EACCES), NSFileWriteNoPermissionError),
+            (.removeFailed(path: "/x", errno: EROFS), NSFileWriteVolumeReadOnlyError),
+            (.itemUnavailable(path: "/x", errno: EACCES), NSFileReadNoPermissionError),
+            (.itemUnavailable(path: "/x", errno: EIO), NSFileReadUnknownError),
           ])
     func mapping(_ error: UbiquityError, _ code: Int) {
         let item = URL(fileURLWithPath: "/item")
@@ -57,7 +62,7 @@ struct CompatibilityErrorTests {
 
         try Data("again".utf8).write(to: local)
         do {
-            try FileManager.default.setUbiquitous(true, itemAt: local, destinationURL: destination)
+            try await FileManager.default.setUbiquitous(true, itemAt: local, destinationURL: destination)
             Issue.record("expected a clash")
         } catch let error as NSError {
             #expect(error.domain == NSCocoaErrorDomain && error.code == NSFileWriteFileExistsError)

@@ -65,7 +65,7 @@ struct ResourceValuesTests {
         #expect(account.isUbiquitousItem(at: result.url))
         #expect(account.status(ofItemAt: result.url).isUbiquitous)
         let local = cloud.local.appending(path: "a.txt")
-        try account.setUbiquitous(false, itemAt: result.url, destinationURL: local)
+        try account.setUbiquitousBlocking(false, itemAt: result.url, destinationURL: local)
         #expect(text(at: local) == "a")
     }
 

@@ -9,7 +9,8 @@ import Foundation
 /// 1. the environment, which overrides the file key by key:
 ///    `CLOUDDOCUMENTS_UBIQUITY_ROOT` (the root folder; set to the empty string to sign out),
 ///    `CLOUDDOCUMENTS_UBIQUITY_CONTAINERS` (identifiers, comma-separated, first is the default),
-///    `CLOUDDOCUMENTS_UBIQUITY_PROVIDER` (`none`, `external`, `agent`);
+///    `CLOUDDOCUMENTS_UBIQUITY_PROVIDER` (`none`, `external`, `agent`),
+///    `CLOUDDOCUMENTS_LOCAL_DOCUMENTS` (the local documents folder);
 /// 2. the file `$CLOUDDOCUMENTS_UBIQUITY_CONFIG`, else `$XDG_CONFIG_HOME/clouddocuments/ubiquity.conf`,
 ///    else `~/.config/clouddocuments/ubiquity.conf`, made of `key = value` lines (`#` starts a
 ///    comment):
@@ -20,6 +21,7 @@ import Foundation
 ///    provider = external               # none | external | agent
 ///    container = com.example.notes     # one line per identifier; the first is the default
 ///    container = com.example.sketches
+///    documents = /home/ada/Papers     # the local documents folder (default: the XDG one)
 ///    ```
 ///
 /// Each container identifier maps to `ROOT/IDENTIFIER/`, with the user-visible documents in
@@ -33,12 +35,18 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     public var containerIdentifiers: [String]
     /// What keeps the containers in sync.
     public var provider: UbiquityProviderKind
+    /// The local (not ubiquitous) documents folder, or `nil` for the user's XDG documents folder
+    /// (``UbiquityAccount/localDocumentsURL`` resolves it). Not part of the identity: changing it
+    /// posts no identity-did-change notification.
+    public var localDocuments: URL?
 
     /// A configuration made in code (tools, tests, servers); `root == nil` means signed out.
-    public init(root: URL?, containerIdentifiers: [String] = [], provider: UbiquityProviderKind = .externalSyncTool) {
+    public init(root: URL?, containerIdentifiers: [String] = [], provider: UbiquityProviderKind = .externalSyncTool,
+                localDocuments: URL? = nil) {
         self.root = root
         self.containerIdentifiers = containerIdentifiers
         self.provider = provider
+        self.localDocuments = localDocuments
     }
 
     /// The environment variables that override the configuration file.
@@ -51,6 +59,8 @@ public struct UbiquityConfiguration: Sendable, Hashable {
         public static let containers = "CLOUDDOCUMENTS_UBIQUITY_CONTAINERS"
         /// `none`, `external` or `agent` (overrides `provider =`).
         public static let provider = "CLOUDDOCUMENTS_UBIQUITY_PROVIDER"
+        /// The local documents folder, an absolute path (overrides `documents =`).
+        public static let localDocuments = "CLOUDDOCUMENTS_LOCAL_DOCUMENTS"
     }
 
     /// The configuration file this environment names (it need not exist).
@@ -69,7 +79,8 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     /// configuration) and applies the environment's overrides.
     ///
     /// - Throws: `UbiquityError.configurationInvalid` naming the file and line of a line that is
-    ///   not `key = value`, an unknown key or provider, or a root that is not an absolute path;
+    ///   not `key = value`, an unknown key or provider, or a root or documents folder that is not
+    ///   an absolute path or holds a NUL byte;
     ///   `UbiquityError.configurationUnreadable` when the file exists but cannot be read.
     public static func load(environment: [String: String]) throws(UbiquityError) -> UbiquityConfiguration {
         let file = configurationFileURL(environment: environment)
@@ -99,9 +110,9 @@ public struct UbiquityConfiguration: Sendable, Hashable {
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             switch key {
-            case "root":
-                guard let root = rootURL(value) else { throw invalid("the root must be an absolute path, not `\(value)`") }
-                configuration.root = root
+            case "root", "documents":
+                let folder = try folderURL(value, key: key).mapError { invalid($0.reason) }.get()
+                if key == "root" { configuration.root = folder } else { configuration.localDocuments = folder }
             case "container":
                 guard isValidIdentifier(value) else { throw invalid("`\(value)` is not a container identifier (letters, digits, `.`, `-`, `_`; not `.` or `..`)") }
                 configuration.containerIdentifiers.append(value)
@@ -111,7 +122,7 @@ public struct UbiquityConfiguration: Sendable, Hashable {
                 }
                 configuration.provider = provider
             default:
-                throw invalid("unknown key `\(key)`; the keys are root, container and provider")
+                throw invalid("unknown key `\(key)`; the keys are root, container, provider and documents")
             }
         }
         return configuration
@@ -122,11 +133,15 @@ public struct UbiquityConfiguration: Sendable, Hashable {
             if root.isEmpty {
                 self.root = nil
             } else {
-                guard let url = Self.rootURL(root) else {
-                    throw .configurationInvalid(path: "$" + EnvironmentKey.root, line: 0, reason: "the root must be an absolute path, not `\(root)`")
-                }
-                self.root = url
+                self.root = try Self.folderURL(root, key: "root").mapError {
+                    UbiquityError.configurationInvalid(path: "$" + EnvironmentKey.root, line: 0, reason: $0.reason)
+                }.get()
             }
+        }
+        if let documents = environment[EnvironmentKey.localDocuments], !documents.isEmpty {
+            localDocuments = try Self.folderURL(documents, key: "documents").mapError {
+                UbiquityError.configurationInvalid(path: "$" + EnvironmentKey.localDocuments, line: 0, reason: $0.reason)
+            }.get()
         }
         if let list = environment[EnvironmentKey.containers] {
             let identifiers = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -143,9 +158,28 @@ public struct UbiquityConfiguration: Sendable, Hashable {
         }
     }
 
-    private static func rootURL(_ value: String) -> URL? {
-        guard value.hasPrefix("/") else { return nil }
-        return URL(fileURLWithPath: value, isDirectory: true).standardizedFileURL
+    /// The folder a `root =` or `documents =` value names, or why it cannot be one: not an
+    /// absolute path, or a NUL byte in it (no path can hold one; Foundation would percent-encode
+    /// it into a folder named `…%00…`).
+    private static func folderURL(_ value: String, key: String) -> Result<URL, InvalidValue> {
+        let what = key == "root" ? "the root" : "the documents folder"
+        guard !value.unicodeScalars.contains("\u{0}") else { return .failure(InvalidValue("\(what) must not contain a NUL byte")) }
+        guard value.hasPrefix("/") else { return .failure(InvalidValue("\(what) must be an absolute path, not `\(value)`")) }
+        return .success(URL(fileURLWithPath: value, isDirectory: true).standardizedFileURL)
+    }
+
+    /// Why a value cannot be used (the reason of a `configurationInvalid`).
+    private struct InvalidValue: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// The configuration without what does not make the identity (``localDocuments``): what the
+    /// identity watcher compares.
+    var identityPart: UbiquityConfiguration {
+        var part = self
+        part.localDocuments = nil
+        return part
     }
 
     /// Whether `identifier` can name a container folder: one path component of letters, digits,

@@ -84,7 +84,7 @@ final class IdentityWatchState: Sendable {
         state.withLock { state in
             state.observers += 1
             guard state.observers == 1 else { return }
-            state.last = Result { () throws(UbiquityError) in try account.configuration() }
+            state.last = Result { () throws(UbiquityError) in try account.configuration().identityPart }
             let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
             guard descriptor >= 0 else { return }
             state.descriptor = descriptor
@@ -122,7 +122,7 @@ final class IdentityWatchState: Sendable {
             return true
         }
         guard watching else { return }
-        let now = Result { () throws(UbiquityError) in try account.configuration() }
+        let now = Result { () throws(UbiquityError) in try account.configuration().identityPart }
         let changed = state.withLock { state -> Bool in
             guard state.source != nil, state.last != now else { return false }
             state.last = now
