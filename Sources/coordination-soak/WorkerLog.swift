@@ -20,13 +20,14 @@ import Synchronization
 final class WorkerLog: Sendable {
     private let descriptor: Int32
     private let state = Mutex(State())
-    /// Error messages written in full; later errors are only counted.
+    /// Error messages written in full, per kind of error; later errors of that kind are only
+    /// counted. Per kind, so thousands of counted move races never hide the one real error.
     static let messageLimit = 200
 
     private struct State {
         var errorCounts: [String: Int] = [:]
         var counters: [String: Int] = [:]
-        var messagesWritten = 0
+        var messagesWritten: [String: Int] = [:]
         var maximumDescriptors = 0
         /// What the last flush wrote, so an unchanged count is not written again.
         var flushedErrors: [String: Int] = [:]
@@ -63,8 +64,8 @@ final class WorkerLog: Sendable {
     func error(_ kind: ErrorKind, _ message: String) {
         let full = state.withLock { state -> Bool in
             state.errorCounts[kind.rawValue, default: 0] += 1
-            state.messagesWritten += 1
-            return state.messagesWritten <= Self.messageLimit
+            state.messagesWritten[kind.rawValue, default: 0] += 1
+            return state.messagesWritten[kind.rawValue, default: 0] <= Self.messageLimit
         }
         if full { write("E", kind.rawValue, message) }
     }

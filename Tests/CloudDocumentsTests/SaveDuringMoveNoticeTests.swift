@@ -30,6 +30,53 @@ struct SaveDuringMoveNoticeTests {
             }
         }
     }
+
+    /// The soak's case: the save is asked for the old place after the notice of a move (so the
+    /// document's `fileURL` is the new place when the save starts and when it checks), and the
+    /// move was undone before its notice arrived, so the coordinator finds the file at the old
+    /// place. None of the requested, started-for and current URLs is the target: the check used
+    /// to take it for another file and skip itself.
+    @Test func aSaveAskedForAPlaceTheFileHadIsChecked() async throws {
+        try await withPrivateVersionStore {
+            try await withDocumentFolder { folder in
+                let url = folder.appendingPathComponent("note.txt")
+                try put("v1", at: url)
+                let document = MoveNoticeNote(fileURL: url)
+                try await document.openThrowing()
+                // The notice of a folder move whose undoing has not been announced yet.
+                document.presentedItemDidMove(to: folder.appendingPathComponent("moved/note.txt"))
+                try put("v1 + theirs", at: url)  // another program's change, not yet seen
+                document.edit("v1 + mine")
+                try await document.saveThrowing(to: url, for: .forOverwriting)
+
+                #expect(text(at: url) == "v1 + mine")
+                #expect(try conflictTexts(of: url) == ["v1 + theirs"], "the other program's change was overwritten unseen")
+                try? await document.closeThrowing()
+            }
+        }
+    }
+
+    /// A save as, to a place the file never had, is not a save over the document's own file:
+    /// whatever is there is replaced without a conflict version, as before.
+    @Test func aSaveAsElsewhereIsNotChecked() async throws {
+        try await withPrivateVersionStore {
+            try await withDocumentFolder { folder in
+                let url = folder.appendingPathComponent("note.txt")
+                let other = folder.appendingPathComponent("other.txt")
+                try put("v1", at: url)
+                try put("someone else's file", at: other)
+                let document = MoveNoticeNote(fileURL: url)
+                try await document.openThrowing()
+                document.edit("v1 + mine")
+                try await document.saveThrowing(to: other, for: .forOverwriting)
+
+                #expect(text(at: other) == "v1 + mine")
+                #expect(try conflictTexts(of: other).isEmpty)
+                #expect(document.fileURL == other)
+                try? await document.closeThrowing()
+            }
+        }
+    }
 }
 
 /// A note that, once, receives `presentedItemDidMove(to:)` while its contents are snapshotted.

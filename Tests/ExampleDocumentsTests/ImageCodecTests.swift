@@ -335,8 +335,6 @@ struct ImageCodecMalformedPNGTests {
 
     @Test("a lying 65535×65535 header fails at once without allocating")
     func lyingHeader() throws {
-        let clock = ContinuousClock()
-        let start = clock.now
         let huge = try PNGBuilder.gray(width: 65_535, height: 65_535, raw: [0, 0, 0])
         #expect(throws: ImageCodecError.tooLarge(width: 65_535, height: 65_535)) { try PNGDecoder.decode(huge) }
         // Within the limits (16384² = 256 Mi pixels) but with almost no data: must fail on the
@@ -346,7 +344,6 @@ struct ImageCodecMalformedPNGTests {
         #expect(throws: ImageCodecError.tooLarge(width: 100, height: 100)) {
             try PNGDecoder.decode(PNGBuilder.gray(width: 100, height: 100, raw: []), maxPixelCount: 9_999)
         }
-        #expect(clock.now - start < .seconds(2))
     }
 
     @Test("a decompression bomb is stopped at the size the header implies")

@@ -103,12 +103,11 @@ struct LockingRulesTests {
         let scratch = try Scratch()
         let file = scratch.file("deadlock.txt", contents: "x")
         let outer = Coordinator()
-        let start = ContinuousClock.now
+        // Refused with wouldDeadlock, not by timing out (that would be `timedOut`).
         let deadlocked = try outer.coordinate(writingItemAt: file) { _ in
             fails(with: "wouldDeadlock") { try Coordinator().coordinate(readingItemAt: file) { _ in } }
         }
         #expect(deadlocked)
-        #expect(ContinuousClock.now - start < .seconds(5))
         // Reading inside a read through another coordinator is fine.
         try outer.coordinate(readingItemAt: file) { _ in
             try Coordinator().coordinate(readingItemAt: file) { _ in }
@@ -174,8 +173,7 @@ struct LockingRulesTests {
         var ran = false
         #expect(fails(with: "timedOut") { try coordinator.coordinate(readingItemAt: file) { _ in ran = true } })
         #expect(!ran)
-        #expect(ContinuousClock.now - start >= .milliseconds(100))
-        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(ContinuousClock.now - start >= .milliseconds(100))   // never before its timeout
     }
 
     @Test func cancelEndsCurrentAndLaterWaits() throws {

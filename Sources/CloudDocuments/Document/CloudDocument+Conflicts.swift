@@ -43,8 +43,8 @@ extension CloudDocument {
             result.targetWasMissing = true
             return result
         }
-        let (known, racy, fileURL, preserves) = storage.withLock {
-            ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.preservesVersions)
+        let (known, racy, fileURL, preserves, locations) = storage.withLock {
+            ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.preservesVersions, $0.locations)
         }
         // The document's own file: where it is now, or where it was when the save was asked for
         // (a move notice that arrives during the save — late, or for a move undone since — must
@@ -55,8 +55,10 @@ extension CloudDocument {
         // A save asked for the document's file is a save over it wherever the coordinator found
         // it (an item moved while the save waited for its lock is locked, and written, where it
         // is now: `target` is then that place).
+        // And any place the file had since it was opened (`DocumentLocations`): a move undone
+        // before its notice arrived must not make a save over the file look like a save as.
         let isOwnFile = requestedURL.isSameFilePath(as: startURL) || fileURL.isSameFilePath(as: target)
-            || startURL.isSameFilePath(as: target)
+            || startURL.isSameFilePath(as: target) || locations.contains(requestedURL) || locations.contains(target)
         // An identity that looks unchanged but was recorded within a clock tick of its change
         // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
         // reused inode, would otherwise be overwritten unseen.

@@ -69,6 +69,7 @@ extension CloudDocument {
                 request.onLoaded = { [self] identity in
                     update { storage in
                         storage.fileURL = readURL
+                        storage.locations.reset(to: readURL)
                         storage.itemIdentity = itemIdentity
                         storage.session += 1
                         storage.state = .normal
@@ -175,6 +176,7 @@ extension CloudDocument {
                 // merged by resolveConflict), never silently overwritten.
                 let targetPath = PathBytes.path(of: target)
                 let ownFile = url.isSameFilePath(as: start.fileURL)
+                    || storage.withLock { $0.locations.contains(url) || $0.locations.contains(target) }
                 if ownFile { restoreItemIdentity(at: targetPath) }
                 let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
                                                                 requested: url, startedFor: start.fileURL,
@@ -195,6 +197,8 @@ extension CloudDocument {
                 let record = { @Sendable [self] in update { storage -> (URL, Bool) in
                     let oldURL = storage.fileURL
                     storage.fileURL = target
+                    // Saved over its own file (wherever it was found), or somewhere new.
+                    if ownFile { storage.locations.moved(to: target) } else { storage.locations.reset(to: target) }
                     storage.changes.markSaved(snapshot.token)
                     storage.diskIdentity = identity
                     storage.racyContents = RacyIdentity.bytesToKeep(for: identity, contents: protection.contents.data)
@@ -319,6 +323,7 @@ extension CloudDocument {
                     update { storage in
                         oldURL.value = storage.fileURL
                         storage.fileURL = readURL
+                        storage.locations.moved(to: readURL)
                         if let itemIdentity { storage.itemIdentity = itemIdentity }
                         storage.changes.reset()
                         storage.diskIdentity = identity

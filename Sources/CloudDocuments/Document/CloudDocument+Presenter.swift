@@ -97,6 +97,7 @@ extension CloudDocument {
         let current = DiskIdentity.of(newURL)
         storage.withLock { storage in
             storage.fileURL = newURL
+            storage.locations.moved(to: newURL)
             // A rename changes the file's status-change time, not its contents: the same file
             // (device, inode, size, modification time) is still what the document last read or
             // wrote, so its next save is not taken for a conflict.

@@ -543,6 +543,8 @@ struct StateAnnouncement {
 /// Every mutable property of a ``CloudDocument``, kept behind its lock.
 struct DocumentStorage {
     var fileURL: URL
+    /// Every place the file has had since it was opened or saved somewhere new (``fileURL`` last).
+    var locations: DocumentLocations
     /// ``CloudDocument/fileType`` and the URL it was worked out for.
     var fileTypeCache: (url: URL, type: String?)?
     var fileModificationDate: Date?
@@ -590,6 +592,7 @@ struct DocumentStorage {
 
     init(fileURL: URL, undoManager: DocumentUndoManager) {
         self.fileURL = fileURL
+        self.locations = DocumentLocations(fileURL)
         self.undoManager = undoManager
     }
 
