@@ -12,7 +12,8 @@ internal import Ubiquity
 // The predicate is an `NSPredicate(block:)` that evaluates `NSMetadataItem`s (any other object:
 // false). A format string outside the subset does not trap (Apple's raises an exception): the
 // predicate matches nothing, `metadataFormatError` says what is wrong where, and
-// `NSMetadataQuery.start()` refuses it (returns false).
+// `NSMetadataQuery.start()` refuses it (returns false). So does a format nested more than 128
+// levels deep (parentheses and `NOT`/`!`), which would otherwise overflow the stack.
 
 /// Asks a predicate made by these initializers for its parsed form: the block fills it in.
 final class MetadataPredicateProbe: @unchecked Sendable {

@@ -4,7 +4,11 @@
 // 1. gathering a scope of FILES files (default 100,000, in folders of 1,000) with a MetadataQuery,
 //    divided by `find DIR -printf '%s %T@\n'` over the same tree, measured in the same run;
 // 2. memory per result (resident memory grown while the query holds its results);
-// 3. a rename to the did-update notification that reports it, p50/p99, batching off.
+// 3. a rename to the did-update notification that reports it, p50/p99, batching off — every
+//    rename (and every rename back) must be reported as a change within 10 s;
+// 4. a burst of FILES creates in one folder under a live query: how long after the burst its
+//    results equal the disk (goal ≤ 10 s), with a plain listing of that folder for comparison.
+// Exits 1 when a result is wrong: a rename unseen, results that differ from the disk.
 import Foundation
 import Glibc
 import Ubiquity
@@ -91,9 +95,9 @@ func timeFind(_ root: String) throws -> Double {
 }
 
 /// A query over `root` with batching off, its handler on a serial queue of its own, and a
-/// semaphore signalled at each event the test waits for.
+/// semaphore signalled when the update the benchmark waits for arrives.
 final class Probe: @unchecked Sendable {
-    // @unchecked: `waiting` and `arrivals` are guarded by `lock`.
+    // @unchecked: `waitingFor` and `arrivalTime` are guarded by `lock`.
     let lock = NSLock()
     var finished = DispatchSemaphore(value: 0)
     var waitingFor: String?
@@ -165,23 +169,60 @@ print(String(format: "gathering ÷ find: %.2f (goal ≤ 1.5)", gatherMedian / fi
 print(String(format: "memory per result: %.0f bytes allocated (malloc, all arenas), %.0f bytes resident (grown while gathering, ÷ results)",
              allocatedPerResult, memoryPerResult))
 
-// Renames, one at a time, each timed from just before rename(2) to the handler seeing it.
+/// What went wrong (each makes the exit status 1).
+var failures: [String] = []
+
+// Renames, one at a time, each timed from just before rename(2) to the handler seeing it. The
+// name waited for is set before each rename (there and back), so no report can come too early
+// to be seen; a rename not reported as a change within 10 s is a failure.
 if !gatherOnly, let query = keptQuery, let probe = keptProbe {
     var latencies: [Double] = []
+    func renameAndWait(_ from: String, _ to: String) -> Double? {
+        let name = String(to.split(separator: "/").last!)
+        probe.lock.lock(); probe.waitingFor = name; probe.arrivalTime = nil; probe.lock.unlock()
+        let began = clock.now
+        guard rename(from, to) == 0 else { failures.append("rename \(from) → \(to) failed: errno \(errno)"); return nil }
+        guard probe.arrived.wait(timeout: .now() + 10) == .success else {
+            probe.lock.lock(); probe.waitingFor = nil; probe.lock.unlock()
+            failures.append("rename to \(name): no did-update reporting it changed within 10 s")
+            return nil
+        }
+        probe.lock.lock(); defer { probe.lock.unlock() }
+        return probe.arrivalTime.map { milliseconds($0 - began) }
+    }
     for index in 0..<300 {
         let folder = root + "/d" + String(format: "%04d", (index * 7) % max(1, fileCount / perFolder))
         let old = folder + "/file-" + String(format: "%06d", ((index * 7) % max(1, fileCount / perFolder)) * perFolder) + ".txt"
-        let newName = "renamed-\(index).txt"
-        probe.lock.lock(); probe.waitingFor = newName; probe.lock.unlock()
-        let began = clock.now
-        guard rename(old, folder + "/" + newName) == 0 else { continue }
-        if probe.arrived.wait(timeout: .now() + 10) == .timedOut { print("rename \(index): no notification in 10 s"); continue }
-        latencies.append(milliseconds(probe.arrivalTime! - began))
-        _ = rename(folder + "/" + newName, old)          // back, for the next round
-        probe.lock.lock(); probe.waitingFor = String(old.split(separator: "/").last!); probe.lock.unlock()
-        _ = probe.arrived.wait(timeout: .now() + 10)
+        let renamed = folder + "/renamed-\(index).txt"
+        guard let latency = renameAndWait(old, renamed) else { break }
+        latencies.append(latency)
+        guard renameAndWait(renamed, old) != nil else { break }      // back, for the next round
     }
     print(String(format: "rename → did-update (batching off, %d results, %d renames): p50 %.2f ms, p99 %.2f ms, max %.2f ms (goal p99 ≤ 50 ms)",
                  query.resultCount, latencies.count, percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.max() ?? 0))
+    print("renames reported: \(latencies.count) of 300 (each there and back)")
+    // The query holds exactly what is on disk.
+    queue.addOperations([BlockOperation {}], waitUntilFinished: true)
+    let held = Set(query.results.map(\.path))
+    let onDisk = Set((try? FileManager.default.subpathsOfDirectory(atPath: root))?.map { root + "/" + $0 } ?? [])
+    if held != onDisk { failures.append("after the renames the results (\(held.count)) differ from the disk (\(onDisk.count))") }
     query.stop()
+}
+
+// A burst of creates in one folder under a live query.
+if !gatherOnly {
+    let burst = try runBurstRow(files: fileCount, under: FileManager.default.temporaryDirectory.path, queue: queue)
+    print(String(format: "burst of %d creates in one folder: %.1f ms; did-updates during the burst: %d, results at its end: %d",
+                 burst.files, burst.burst, burst.updatesDuringBurst, burst.resultsAtBurstEnd))
+    if let catchUp = burst.catchUp {
+        print(String(format: "results equal the disk %.1f ms after the burst ended (goal ≤ 10 s); a plain listing of the folder: %.1f ms",
+                     catchUp, burst.listing))
+    }
+    if let failure = burst.failure { failures.append("burst: " + failure) }
+}
+
+for failure in failures { print("FAILED: " + failure) }
+if !failures.isEmpty {
+    if keptTree == nil { _ = try? FileManager.default.removeItem(atPath: root) }
+    exit(1)
 }

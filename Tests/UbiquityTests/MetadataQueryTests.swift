@@ -210,7 +210,9 @@ import Testing
         #expect(names(recorder.merged.added) == both)
         #expect(recorder.merged.changed.isEmpty)
         #expect(names(query.results) == both)
+        // A deletion is reported once its hold ends (the name might come back): waited for.
         _ = (folder.path + "/" + composed).withCString { unlink($0) }
+        #expect(recorder.waitForUpdates { !$0.removed.isEmpty })
         settle(query)
         recorder.drain()
         #expect(names(recorder.merged.removed) == [Array(composed.utf8)])
@@ -222,8 +224,9 @@ import Testing
         let gathering = QueryRecorder()
         let second = try gathering.startQuery([.folder(folder.url)])
         #expect(names(second.results) == both)
-        for name in [composed, decomposed] {
+        for (count, name) in [composed, decomposed].enumerated() {
             _ = (folder.path + "/" + name).withCString { unlink($0) }
+            #expect(gathering.waitForUpdates { $0.removed.count == count + 1 })
             settle(second)
             gathering.drain()
             #expect(names(gathering.updates.last?.removed ?? []) == [Array(name.utf8)])

@@ -60,11 +60,12 @@ final class QueryRecorder: @unchecked Sendable {
     /// it once it has gathered.
     func startQuery(_ scopes: [MetadataQueryScope], predicate: MetadataItemPredicate = .all,
                     sortKeys: [MetadataQuerySortKey] = [], batching: TimeInterval = 0,
-                    account: UbiquityAccount? = nil) throws -> MetadataQuery {
+                    account: UbiquityAccount? = nil, removalHold: Duration? = nil) throws -> MetadataQuery {
         // The shared account reads its environment once: the fixture must set it up first.
         let account = account ?? { SharedUbiquityFixture.setUp(); return UbiquityAccount.shared }()
         let query = MetadataQuery(scopes: scopes, predicate: predicate, sortKeys: sortKeys, notificationBatchingInterval: batching,
                                   operationQueue: queue, account: account) { [self] in record($0) }
+        if let removalHold { query.setRemovalHoldForTesting(removalHold) }
         try query.start()
         guard waitUntilGathered() else { throw NotGathered() }
         return query
@@ -111,5 +112,14 @@ struct ScratchFolder {
         try Data(text.utf8).write(to: hidden)
         guard rename(hidden.path, target.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
         return target
+    }
+}
+
+extension MetadataQuery {
+    /// Returns once the query has applied every change made before the call and queued what it
+    /// delivers for them: the first hold is entered in the loop turn that then reads the kernel's
+    /// reports at hand, the second only once that turn is over.
+    func settle() {
+        for _ in 0..<2 { holdForTesting()?.signal() }
     }
 }

@@ -77,4 +77,35 @@ struct SyncthingQueryTests {
             query.stop()
         }
     }
+
+    @Test("a document updated on A (Syncthing on B: temporary file, delete, rename into place) is one change in B's live query, never a removal")
+    func updateIsOneChangeOnB() async throws {
+        _ = try RequiredTool.syncthing.require()
+        try await SyncthingPair.with { pair in
+            let (query, recorder, documentsA, _) = try startQueryOnB(pair)
+            let onA = documentsA.appending(path: "report.txt")
+            try Data("first".utf8).write(to: onA)
+            try pair.rescan(.a)
+            #expect(try await offCooperativePool { recorder.waitForUpdates { $0.added.contains { $0.name == "report.txt" } } })
+            try await pair.waitUntilInSync()
+            let item = try #require(query.results.first { $0.name == "report.txt" })
+            for version in ["second version", "the third version"] {
+                try Data(version.utf8).write(to: onA)
+                try pair.rescan(.a)
+                let size = Int64(version.utf8.count)
+                #expect(try await offCooperativePool {
+                    recorder.waitForUpdates { $0.changed.contains { $0.id == item.id && $0.size == size } }
+                })
+                try await pair.waitUntilInSync()
+            }
+            query.settle()
+            recorder.drain()
+            let merged = recorder.merged
+            #expect(merged.removed.isEmpty, "an update delivered by Syncthing is never a removal")
+            #expect(merged.added.map(\.name) == ["report.txt"])
+            #expect(merged.changed.allSatisfy { $0.id == item.id })
+            #expect(query.results.map(\.id) == [item.id])
+            query.stop()
+        }
+    }
 }

@@ -136,7 +136,11 @@ extension MetadataItem {
         else { return nil }
         var flags: Flags = []
         if account.containerOfItem(at: url) != nil { flags.insert(.ubiquitous) }
-        if QueryEngine.hasConflictCopies(name, in: folder) { flags.insert(.conflicts) }
+        // One item: a listing of the folder's names that could be its copies.
+        if let candidates = SyncFolderListing.candidateNames(inFolder: folder, forOriginal: name), candidates.count > 1,
+           SyncConflictNaming.conflictGroup(of: name, in: candidates).map({ !$0.copies.isEmpty }) == true {
+            flags.insert(.conflicts)
+        }
         return MetadataItem(id: 0, folderPath: folder, name: name, stamp: stamp, flags: flags)
     }
 }

@@ -35,7 +35,9 @@ public struct MetadataItemPredicate: Sendable {
     ///     try MetadataItemPredicate(format: "%K LIKE[c] %@", MetadataItemAttribute.fsName.rawValue, "*.txt")
     ///
     /// - Throws: `MetadataPredicateFormatError` saying what is wrong where (Apple's
-    ///   `NSPredicate(format:)` raises an exception instead).
+    ///   `NSPredicate(format:)` raises an exception instead) — also for a format nested more than
+    ///   128 levels deep (parentheses and `NOT`/`!`), which could otherwise exhaust the stack.
+    ///   Any number of terms joined by `AND`/`OR` is fine.
     public init(format: String, _ arguments: Any...) throws(MetadataPredicateFormatError) {
         try self.init(format: format, argumentArray: arguments)
     }

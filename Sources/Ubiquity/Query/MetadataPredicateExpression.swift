@@ -3,11 +3,18 @@ import SystemSupport
 
 /// A parsed predicate of the `NSPredicate` format subset (see `MetadataPredicateParser`), evaluated
 /// directly on `MetadataItem` values. Pure values; any thread.
+///
+/// `AND` and `OR` hold all their terms in one list (`a AND b AND c` is one `and` of three), so
+/// the depth of an expression — and of the recursion that evaluates, compares or frees it — is
+/// bounded by the parser's nesting limit (``MetadataPredicateParser/maximumNesting``), however
+/// many terms a format strings together.
 indirect enum MetadataPredicateExpression: Sendable, Hashable {
     case constant(Bool)
     case not(MetadataPredicateExpression)
-    case and(MetadataPredicateExpression, MetadataPredicateExpression)
-    case or(MetadataPredicateExpression, MetadataPredicateExpression)
+    /// True when every term is (two or more terms).
+    case and([MetadataPredicateExpression])
+    /// True when some term is (two or more terms).
+    case or([MetadataPredicateExpression])
     case text(MetadataItemAttribute, TextOperator, String, TextOptions)
     case number(MetadataItemAttribute, OrderOperator, Double)
     case flag(MetadataItemAttribute, equals: Bool)
@@ -53,8 +60,8 @@ indirect enum MetadataPredicateExpression: Sendable, Hashable {
         switch self {
         case .constant(let value): return value
         case .not(let inner): return !inner.evaluate(item)
-        case .and(let left, let right): return left.evaluate(item) && right.evaluate(item)
-        case .or(let left, let right): return left.evaluate(item) || right.evaluate(item)
+        case .and(let terms): return terms.allSatisfy { $0.evaluate(item) }
+        case .or(let terms): return terms.contains { $0.evaluate(item) }
         case let .text(attribute, operation, value, options):
             let subject: String
             switch attribute {

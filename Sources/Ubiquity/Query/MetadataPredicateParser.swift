@@ -29,8 +29,15 @@ public struct MetadataPredicateFormatError: Error, Sendable, Hashable, Localized
 ///
 /// Keywords are case-insensitive. Text attributes (name, display name, path, content type) take
 /// every operator; size and dates take the ordering operators; flags (`NSMetadataUbiquitousItem…`
-/// booleans) take `==` and `!=`. Anything else is a `MetadataPredicateFormatError`.
+/// booleans) take `==` and `!=`. Anything else is a `MetadataPredicateFormatError`, and so is a
+/// format nested more than ``maximumNesting`` levels deep (parentheses and `NOT`/`!` count), so
+/// that neither this recursive parser nor the evaluation of what it makes can exhaust a stack.
 struct MetadataPredicateParser {
+    /// How deeply parentheses and `NOT`/`!` may nest (each `(` and each `NOT` is one level). Far
+    /// beyond any real predicate; at this depth parsing and evaluating use a few hundred KiB of
+    /// stack at most in a debug build (tested on a thread with a 512 KiB stack).
+    static let maximumNesting = 128
+
     private enum Token: Equatable {
         case word(String)          // identifiers and keywords
         case text(String)          // quoted strings
@@ -45,6 +52,8 @@ struct MetadataPredicateParser {
     private var position = 0
     private var arguments: [Any]
     private var argumentIndex = 0
+    /// The parentheses and `NOT`s open at the current token.
+    private var nesting = 0
 
     /// Parses `format` with `arguments` for its `%K`/`%@`/`%d`… specifiers, in order.
     static func parse(_ format: String, arguments: [Any]) throws(MetadataPredicateFormatError) -> MetadataPredicateExpression {
@@ -81,29 +90,33 @@ struct MetadataPredicateParser {
     // MARK: Grammar
 
     private mutating func parseOr() throws(MetadataPredicateFormatError) -> MetadataPredicateExpression {
-        var left = try parseAnd()
+        var terms = [try parseAnd()]
         while isKeyword("OR") || current == .symbol("||") {
             position += 1
-            left = .or(left, try parseAnd())
+            terms.append(try parseAnd())
         }
-        return left
+        return terms.count == 1 ? terms[0] : .or(terms)
     }
 
     private mutating func parseAnd() throws(MetadataPredicateFormatError) -> MetadataPredicateExpression {
-        var left = try parseNot()
+        var terms = [try parseNot()]
         while isKeyword("AND") || current == .symbol("&&") {
             position += 1
-            left = .and(left, try parseNot())
+            terms.append(try parseNot())
         }
-        return left
+        return terms.count == 1 ? terms[0] : .and(terms)
     }
 
     private mutating func parseNot() throws(MetadataPredicateFormatError) -> MetadataPredicateExpression {
         if isKeyword("NOT") || current == .symbol("!") {
+            try enterNesting()
+            defer { nesting -= 1 }
             position += 1
             return .not(try parseNot())
         }
         if current == .symbol("(") {
+            try enterNesting()
+            defer { nesting -= 1 }
             position += 1
             let inner = try parseOr()
             guard current == .symbol(")") else { throw error("expected `)`, found \(describe(current))") }
@@ -113,6 +126,15 @@ struct MetadataPredicateParser {
         if isKeyword("TRUEPREDICATE") { position += 1; return .constant(true) }
         if isKeyword("FALSEPREDICATE") { position += 1; return .constant(false) }
         return try parseComparison()
+    }
+
+    /// One more level of parentheses or `NOT` at the current token, or the error that says the
+    /// format nests too deeply.
+    private mutating func enterNesting() throws(MetadataPredicateFormatError) {
+        guard nesting < Self.maximumNesting else {
+            throw error("nested too deeply: more than \(Self.maximumNesting) levels of parentheses and NOT")
+        }
+        nesting += 1
     }
 
     private mutating func parseComparison() throws(MetadataPredicateFormatError) -> MetadataPredicateExpression {

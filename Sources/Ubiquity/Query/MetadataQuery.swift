@@ -27,9 +27,12 @@ import SystemSupport
 ///
 /// ## Live-update guarantees
 /// Every change is reported once: changes close together are coalesced into one batch (an item
-/// added then changed is reported added, with its latest values). When the kernel's event queue
-/// overflows, the query walks the scopes again and reports the differences, so nothing is lost or
-/// duplicated (a rename seen only through such a rescan is reported as a removal and an addition).
+/// added then changed is reported added, with its latest values). A deleted file's removal is held
+/// for 200 ms: a file deleted and put back under its name meanwhile — how Syncthing delivers an
+/// update — is one change of the same item, never a removal while it exists; other changes are
+/// delivered meanwhile. When the kernel's event queue overflows, the query walks the scopes again
+/// and reports the differences, so nothing is lost or duplicated (a rename seen only through such
+/// a rescan is reported as a removal and an addition).
 public final class MetadataQuery: Sendable {
     /// Where to look.
     public let scopes: [MetadataQueryScope]
@@ -47,18 +50,21 @@ public final class MetadataQuery: Sendable {
 
     private enum Phase: Sendable { case idle, gathering, live, stopped }
     private struct State: @unchecked Sendable {
-        // @unchecked: `lastDelivery` (an Operation) and `held` are only used under the `Locked` mutex.
+        // @unchecked: `held` is only used under the `Locked` mutex.
         var phase: Phase = .idle
         var control: QueryEngineControl?
         var run = 0
         var disabled = 0
         var results: [MetadataItem] = []
         var resultIndex: [UInt64: Int]?
-        var lastDelivery: Operation?
         var held: [(output: QueryEngineOutput, run: Int)] = []
         var liveUpdateProblem: String?
+        /// How long a deleted file's removal waits for its name to come back (tests change it).
+        var removalHold: Duration = MetadataQuery.removalHold
     }
     private let state = Locked(State())
+    /// The handler's calls, in order, on `operationQueue`.
+    private let deliveries: OrderedDelivery
 
     /// A query of `scopes` for the items `predicate` accepts, sorted by `sortKeys`, whose events
     /// go to `handler` on `operationQueue` (the main queue when nil). Nothing happens until `start()`.
@@ -71,6 +77,7 @@ public final class MetadataQuery: Sendable {
         self.sortKeys = sortKeys
         self.notificationBatchingInterval = max(0, notificationBatchingInterval)
         self.operationQueue = operationQueue
+        deliveries = OrderedDelivery(queue: operationQueue ?? .main)
         self.account = account
         self.handler = handler
     }
@@ -99,11 +106,13 @@ public final class MetadataQuery: Sendable {
             return state.run
         }
         guard let run else { throw .alreadyStarted }
+        let removalHold = state.withLock { $0.removalHold }
         let settings = QueryEngineSettings(
             roots: roots, predicate: predicate, sortKeys: sortKeys,
             // Over 10⁹ s (about 32 years) is "never": whole nanoseconds in Int64 end near 292 years,
             // and an infinite interval must not trap.
             batchingInterval: .nanoseconds(Int64(min(notificationBatchingInterval, 1e9) * 1_000_000_000)),
+            removalHold: removalHold,
             canDeliver: { [weak self] in self?.state.withLock { $0.disabled == 0 } ?? false },
             output: { [weak self] output in self?.enqueue(output, run: run) },
             problem: { [weak self] problem in self?.state.withLock { $0.liveUpdateProblem = problem } })
@@ -183,22 +192,10 @@ public final class MetadataQuery: Sendable {
     // MARK: Delivery
 
     /// Queues the delivery of `output` of the run `run` (from the engine's thread; nil from
-    /// `enableUpdates()`, to deliver the held updates). Outputs of an earlier run are dropped.
+    /// `enableUpdates()`, to deliver the held updates), after every delivery queued before it.
+    /// Outputs of an earlier run are dropped when their turn comes.
     private func enqueue(_ output: QueryEngineOutput?, run: Int) {
-        let queue = operationQueue ?? .main
-        // The operation outlives its run (the next delivery depends on it): it must not keep the
-        // results it delivered alive, so it takes them out of a box.
-        let box = Locked<QueryEngineOutput?>(output)
-        let operation = BlockOperation { [weak self] in
-            self?.deliver(box.withLock { $0.take() }, run: run)
-        }
-        let previous: Operation? = state.withLock { state in
-            if state.run != run { return nil }
-            defer { state.lastDelivery = operation }
-            return state.lastDelivery
-        }
-        if let previous, !previous.isFinished { operation.addDependency(previous) }
-        queue.addOperation(operation)
+        deliveries.submit { [weak self] in self?.deliver(output, run: run) }
     }
 
     /// On the operation queue: publishes the results of `output` and calls the handler — after
@@ -227,6 +224,31 @@ public final class MetadataQuery: Sendable {
             }
             if deliverNow { handler(output.event) }
         }
+    }
+
+    /// How long a deleted file's removal (and a rename's first half read without its second)
+    /// waits before it is reported: a sync tool replaces a file by deleting it and renaming its
+    /// temporary file into place, and the name coming back within this time is a change. The
+    /// presenters' change monitor waits as long before it reports a deletion.
+    static let removalHold: Duration = .milliseconds(200)
+
+    /// Tests: sets how long removals are held (``removalHold``) by the next `start()`.
+    func setRemovalHoldForTesting(_ hold: Duration) {
+        state.withLock { $0.removalHold = hold }
+    }
+
+    /// Tests: the deliveries waiting for their turn on the operation queue.
+    var waitingDeliveriesForTesting: Int { deliveries.waitingCount }
+
+    /// Tests: makes the query's thread keep the second halves of renames it reads aside, as if the
+    /// kernel had queued them late (true), or apply them as they come again (false).
+    func setAsideSecondHalvesOfRenamesForTesting(_ setAside: Bool) {
+        state.withLock { $0.control }?.send { $0.setsAsideMovedTo = setAside }
+    }
+
+    /// Tests: makes the query's thread apply the second halves of renames it set aside.
+    func applySecondHalvesOfRenamesForTesting() {
+        state.withLock { $0.control }?.send { $0.applyAsideMovedTo = true }
     }
 
     /// Tests: holds the query's thread until the returned semaphore is signalled. Returns once the

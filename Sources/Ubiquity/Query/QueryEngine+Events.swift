@@ -4,53 +4,61 @@ import FileCoordination
 import SystemSupport
 
 extension QueryEngine {
-    /// The first half of a rename whose second half has not been read yet.
-    struct MovedAway {
-        var item: MetadataItem?
-        /// For a folder: its own path and the items inside it, by path relative to it.
-        var folderPath: String?
-        var subtree: [ExactName: MetadataItem] = [:]
-    }
-
-    /// Reads and applies everything the kernel has queued. The two halves of a rename
-    /// (`IN_MOVED_FROM`, `IN_MOVED_TO`) are queued by one `rename`, but one after the other: a
-    /// read can come between them (a busy machine, the renaming process descheduled). A first half
-    /// left over once the queue is empty gets one short wait (`renamePartnerWait`) for its second
-    /// half; if none comes, it was a move out of the scopes (a removal). Without the wait, a
-    /// rename was sometimes reported as a removal and an addition.
+    /// Reads and applies what the kernel has queued: at most `maximumReads` reads of the queue, so
+    /// that a long burst of changes is delivered as it goes (the loop comes back at once while
+    /// more is queued). Never waits. The two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`) are
+    /// queued by one `rename`, one after the other, and a read can come between them: a first half
+    /// read alone is held (``HeldRemovals``), and the second half makes it a change whenever it is
+    /// read within the hold.
     func readEvents(into buffer: UnsafeMutableRawPointer) {
-        var moved: [UInt32: MovedAway] = [:]
         var overflowed = false
-        var waitedForPartner = false
-        while true {
+        for _ in 0..<Self.maximumReads {
             let count = read(inotify, buffer, 64 * 1024)
-            if count <= 0 {
-                guard !moved.isEmpty, !waitedForPartner else { break }
-                waitedForPartner = true
-                var descriptor = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
-                if poll(&descriptor, 1, Self.renamePartnerWaitMilliseconds) > 0 { continue }
-                break
-            }
+            if count <= 0 { break }
             for report in InotifyEvent.decode(buffer, count: count) {
                 if report.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true; continue }
-                apply(report, moved: &moved)
+                if setsAsideMovedTo, report.mask & UInt32(IN_MOVED_TO) != 0 { asideMovedTo.append(report); continue }
+                apply(report)
             }
-        }
-        for away in moved.values {
-            if let item = away.item { results.reportRemoval(item) }
-            for item in away.subtree.values { results.reportRemoval(item) }
         }
         if overflowed { recoverFromOverflow() }
         reportWatchProblem()
         notePending()
     }
 
-    /// How long a rename's first half waits for its second (at most once per read of the queue,
-    /// and only when a first half is left over): far longer than the microseconds between the two
-    /// halves of one `rename`, short enough that a move out of the scopes is reported at once.
-    static let renamePartnerWaitMilliseconds: Int32 = 100
+    /// Reads of 64 KiB (about 1,500 reports each) per turn of the loop.
+    static let maximumReads = 16
 
-    private func apply(_ report: InotifyEvent, moved: inout [UInt32: MovedAway]) {
+    /// Tests: applies the second halves of renames set aside (``QueryEngineControl/Commands/setsAsideMovedTo``).
+    func applyAsideMovedTo() {
+        let reports = asideMovedTo
+        asideMovedTo = []
+        for report in reports { apply(report) }
+        reportWatchProblem()
+        notePending()
+    }
+
+    /// Ends the holds whose time is up: their removals are reported now.
+    func endHolds() {
+        for expired in held.expire(asOf: clock.now) {
+            switch expired {
+            case .deletion(let item): results.reportRemoval(item)
+            case .move(let away): reportRemoval(of: away)
+            }
+        }
+        notePending()
+    }
+
+    /// Reports a rename's first half whose second half never came (a move out of the scopes).
+    func reportRemoval(of away: HeldRemovals.Move) {
+        if let item = away.item { results.reportRemoval(item) }
+        for item in away.subtree.values { results.reportRemoval(item) }
+    }
+
+    /// When a hold that starts now ends.
+    private var holdDeadline: ContinuousClock.Instant { clock.now + settings.removalHold }
+
+    private func apply(_ report: InotifyEvent) {
         let mask = report.mask
         if mask & UInt32(IN_IGNORED) != 0 { watches.forget(report.descriptor); return }
         guard let folder = watches.path(for: report.descriptor) else { return }
@@ -60,32 +68,52 @@ extension QueryEngine {
             return
         }
         let name = report.name
-        guard let first = name.utf8.first, first != UInt8(ascii: ".") else { return }
+        guard let first = name.utf8.first else { return }
+        let isMovedTo = mask & UInt32(IN_MOVED_TO) != 0
         let path = SyncFolderListing.join(folder, name)
-        guard let root = root(containing: path) else { return }
+        guard first != UInt8(ascii: "."), let root = root(containing: path) else {
+            // Renamed to a hidden name or out of the scopes: gone now, not when the hold ends.
+            if isMovedTo, let away = held.takeMove(cookie: report.cookie) { reportRemoval(of: away) }
+            return
+        }
         let isFolder = mask & UInt32(IN_ISDIR) != 0
         if mask & UInt32(IN_MOVED_FROM) != 0 {
-            var away = MovedAway(item: results.detach(folder: folder, name: name))
+            var away = HeldRemovals.Move(item: results.detach(folder: folder, name: name))
             if isFolder {
                 away.folderPath = path
                 away.subtree = results.detachSubtree(of: path)
                 watches.removeSubtree(path)
+                conflictCopies.removeSubtree(path)
             } else {
+                conflictCopies.remove(name, in: folder)
                 updateConflicts(ofCopy: name, in: folder)
             }
-            moved[report.cookie] = away
+            if let earlier = held.holdMove(away, cookie: report.cookie, until: holdDeadline) { reportRemoval(of: earlier) }
         } else if mask & UInt32(IN_DELETE) != 0 {
-            results.remove(folder: folder, name: name)
             if isFolder {
+                results.remove(folder: folder, name: name)
                 for item in results.detachSubtree(of: path).values { results.reportRemoval(item) }
                 watches.removeSubtree(path)
+                conflictCopies.removeSubtree(path)
             } else {
+                conflictCopies.remove(name, in: folder)
+                if let item = results.detach(folder: folder, name: name),
+                   let earlier = held.holdDeletion(item, at: path, until: holdDeadline) {
+                    results.reportRemoval(earlier)
+                }
                 updateConflicts(ofCopy: name, in: folder)
             }
-        } else if isFolder, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-            let away = mask & UInt32(IN_MOVED_TO) != 0 ? moved.removeValue(forKey: report.cookie) : nil
-            refresh(folder: folder, name: name, root: root, previous: away?.item)
-            guard root.includes(folder: path) else { return }
+        } else if mask & UInt32(IN_CREATE) != 0 || isMovedTo {
+            let away = isMovedTo ? held.takeMove(cookie: report.cookie) : nil
+            // A file deleted from this name a moment ago: this is the same item, changed (unless
+            // a result moved here, or a folder took the name: then that file is gone).
+            var previous = away?.item
+            if let deleted = held.takeDeletion(at: path) {
+                if previous == nil, !isFolder, !deleted.isFolder { previous = deleted } else { results.reportRemoval(deleted) }
+            }
+            if !isFolder { conflictCopies.insert(name, in: folder) }
+            refresh(folder: folder, name: name, root: root, previous: previous)
+            guard isFolder, root.includes(folder: path) else { return }
             var subtree = away?.subtree ?? [:]
             walk(from: path, root: root, reuse: { found in
                 let relative = String(found.dropFirst(path.count + 1))
@@ -93,8 +121,7 @@ extension QueryEngine {
             })
             for item in subtree.values { results.reportRemoval(item) }
         } else {
-            let away = mask & UInt32(IN_MOVED_TO) != 0 ? moved.removeValue(forKey: report.cookie) : nil
-            refresh(folder: folder, name: name, root: root, previous: away?.item)
+            refresh(folder: folder, name: name, root: root, previous: nil)
         }
     }
 
@@ -119,29 +146,42 @@ extension QueryEngine {
         let existing = results.item(inFolder: folder, named: name)
         // A known item keeps its flag (copies coming and going update it); a new or moved one is looked up.
         let hasConflicts: Bool
-        if previous == nil, let existing { hasConflicts = existing.hasUnresolvedConflicts } else { hasConflicts = Self.hasConflictCopies(name, in: folder) }
+        if previous == nil, let existing { hasConflicts = existing.hasUnresolvedConflicts } else { hasConflicts = hasConflictCopies(name, in: folder) }
         consider(folder: folder, name: name, stamp: stamp, hasConflicts: hasConflicts, root: root, previous: previous)
     }
 
-    /// If `name` is (or was) a sync tool's conflict copy, brings its original's
-    /// has-unresolved-conflicts flag up to date. Returns whether `name` is a conflict copy now.
+    /// If `name` is (or was) a sync tool's conflict copy, brings the has-unresolved-conflicts flag
+    /// of each original it may belong to up to date. Returns whether `name` is a conflict copy
+    /// now. Call it after ``conflictCopies`` knows whether `name` is in the folder.
     @discardableResult
     func updateConflicts(ofCopy name: String, in folder: String) -> Bool {
-        guard let copy = SyncConflictNaming.conflictCopy(named: name) else { return false }
-        let candidates = SyncFolderListing.candidateNames(inFolder: folder, forOriginal: copy.originalName) ?? []
-        let group = SyncConflictNaming.conflictGroup(of: copy.originalName, in: candidates)
-        let hasCopies = group.map { !$0.copies.isEmpty } ?? false
-        if var original = results.item(inFolder: folder, named: copy.originalName), original.hasUnresolvedConflicts != hasCopies {
-            if hasCopies { original.flags.insert(.conflicts) } else { original.flags.remove(.conflicts) }
-            results.upsert(original)
+        guard ResultNameFilter.mayBeConflictCopy(name.utf8) else { return false }
+        var isCopy = false
+        for original in SyncConflictNaming.possibleOriginals(ofCopyNamed: name) {
+            let group = conflictGroup(of: original, in: folder)
+            let hasCopies = group.map { !$0.copies.isEmpty } ?? false
+            if var item = results.item(inFolder: folder, named: original), item.hasUnresolvedConflicts != hasCopies {
+                if hasCopies { item.flags.insert(.conflicts) } else { item.flags.remove(.conflicts) }
+                results.upsert(item)
+            }
+            if group?.copies.contains(where: { PathBytes.haveSameBytes($0.name, name) }) == true { isCopy = true }
         }
-        // A legacy OneDrive-style name whose original is absent is an ordinary file.
-        return group?.copies.contains { $0.name == name } ?? (copy.scheme != .oneDriveLegacy)
+        return isCopy
     }
 
-    static func hasConflictCopies(_ name: String, in folder: String) -> Bool {
-        guard let candidates = SyncFolderListing.candidateNames(inFolder: folder, forOriginal: name) else { return false }
-        if candidates.count <= 1 { return false }
-        return SyncConflictNaming.conflictGroup(of: name, in: candidates).map { !$0.copies.isEmpty } ?? false
+    /// Whether the file or folder `name` in `folder` has conflict copies beside it.
+    func hasConflictCopies(_ name: String, in folder: String) -> Bool {
+        conflictGroup(of: name, in: folder).map { !$0.copies.isEmpty } ?? false
+    }
+
+    /// The conflict group of `original` in `folder`, from the names known to be possible copies
+    /// of it (``ConflictCopyIndex``) and `statx` of the few other names the rules ask about: the
+    /// cost does not grow with the folder.
+    private func conflictGroup(of original: String, in folder: String) -> SyncConflictGroup? {
+        let copies = conflictCopies.copies(of: original, in: folder)
+        guard !copies.isEmpty else { return nil }
+        return SyncConflictNaming.conflictGroup(of: original, amongCopies: copies) { name in
+            PathBytes.withCString(SyncFolderListing.join(folder, name)) { ItemStatReader.stamp(in: AT_FDCWD, $0) } != nil
+        }
     }
 }

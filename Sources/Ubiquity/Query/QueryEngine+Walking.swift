@@ -38,7 +38,7 @@ extension QueryEngine {
             }
             // Names the sync-tool rules must look at: their folder's listing is needed for conflicts.
             var entries: [(name: String, stamp: ItemStamp, special: Bool)] = []
-            var mayHaveCopies = false
+            var copyLikeNames: [String] = []
             while let entry = readdir(stream) {
                 withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                     let bytes = raw.prefix(while: { $0 != 0 })
@@ -46,15 +46,17 @@ extension QueryEngine {
                     guard let first = bytes.first, first != UInt8(ascii: ".") else { return }
                     let isInternal = ResultNameFilter.mayBeInternal(bytes)
                     let isCopy = ResultNameFilter.mayBeConflictCopy(bytes)
-                    mayHaveCopies = mayHaveCopies || isCopy
+                    if isCopy { copyLikeNames.append(PathBytes.string(fromBytes: bytes)) }
                     guard let stamp = ItemStatReader.stamp(in: descriptor, raw.baseAddress!.assumingMemoryBound(to: CChar.self)) else { return }
                     entries.append((PathBytes.string(fromBytes: bytes), stamp, isInternal || isCopy))
                 }
             }
             closedir(stream)
+            // Kept for live updates: whether an item has copies is then a lookup, not a listing.
+            if !copyLikeNames.isEmpty || !gathering { conflictCopies.replace(folder: folder, with: copyLikeNames) }
             var groups: [String: SyncConflictGroup] = [:]
             var copies: Set<String> = []
-            if mayHaveCopies {
+            if !copyLikeNames.isEmpty {
                 groups = SyncConflictNaming.conflictGroups(in: entries.map(\.name))
                 for group in groups.values { for copy in group.copies { copies.insert(copy.name) } }
             }
@@ -116,16 +118,21 @@ extension QueryEngine {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
         while read(inotify, buffer, 64 * 1024) > 0 {}
+        // Renames whose second halves were thrown away: the moved items are found again as new.
+        for away in held.takeAllMoves() { reportRemoval(of: away) }
         var seen: Set<ExactName> = []
         var folders: Set<ExactName> = []
         for root in settings.roots {
-            let walked = walk(from: root.path, root: root, reuse: { _ in nil }, seen: { seen.insert(ExactName($0)) })
+            // A file deleted a moment ago and there again is the same item, changed.
+            let walked = walk(from: root.path, root: root, reuse: { [self] in held.takeDeletion(at: $0) },
+                              seen: { seen.insert(ExactName($0)) })
             folders.formUnion(walked.map(ExactName.init))
         }
         for (folder, name) in results.allNames() where !seen.contains(ExactName(SyncFolderListing.join(folder, name))) {
             results.remove(folder: folder, name: name)
         }
         watches.removeAll(except: folders)
+        conflictCopies.removeAll(except: folders)
         notePending()
     }
 }

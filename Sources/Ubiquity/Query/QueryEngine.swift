@@ -15,6 +15,9 @@ struct QueryEngineSettings: Sendable {
     var predicate: MetadataItemPredicate
     var sortKeys: [MetadataQuerySortKey]
     var batchingInterval: Duration
+    /// How long a deleted file's removal, and a rename's first half, wait for what makes them a
+    /// change (``HeldRemovals``).
+    var removalHold: Duration
     /// Whether updates may be delivered now (false while `disableUpdates()` is in effect).
     var canDeliver: @Sendable () -> Bool
     /// Receives the events, on the engine's thread, in order.
@@ -32,6 +35,13 @@ final class QueryEngine {
     let inotify: Int32
     var results: ResultSet
     var watches: WatchTable
+    /// Removals waiting a moment for what makes them a change.
+    var held = HeldRemovals()
+    /// The names that may be conflict copies, per folder.
+    var conflictCopies = ConflictCopyIndex()
+    /// Tests: second halves of renames read and set aside, when `setsAsideMovedTo`.
+    var asideMovedTo: [InotifyEvent] = []
+    var setsAsideMovedTo = false
     /// When the oldest undelivered change was made.
     var pendingSince: ContinuousClock.Instant?
     let clock = ContinuousClock()
@@ -79,16 +89,26 @@ final class QueryEngine {
                     hold.release.wait()
                 }
                 if commands.overflow { recoverFromOverflow() }
+                if let setsAside = commands.setsAsideMovedTo { setsAsideMovedTo = setsAside }
+                if commands.applyAsideMovedTo { applyAsideMovedTo() }
             }
-            if descriptors[0].revents != 0 { readEvents(into: buffer) }
+            let holdEnded = held.nextDeadline().map { $0 <= clock.now } ?? false
+            // Read before ending a hold: what ends it may just have been queued.
+            if descriptors[0].revents != 0 || holdEnded { readEvents(into: buffer) }
+            if holdEnded { endHolds() }
             deliverIfDue()
         }
     }
 
-    /// Milliseconds until the pending changes are due (-1: nothing pending, sleep until woken).
+    /// Milliseconds until the pending changes are due or a hold ends (-1: neither, sleep until woken).
     private func pollTimeout() -> Int32 {
-        guard let pendingSince, results.hasPendingChanges, settings.canDeliver() else { return -1 }
-        let remaining = pendingSince + settings.batchingInterval - clock.now
+        var wake = held.nextDeadline()
+        if let pendingSince, results.hasPendingChanges, settings.canDeliver() {
+            let due = pendingSince + settings.batchingInterval
+            wake = wake.map { min($0, due) } ?? due
+        }
+        guard let wake else { return -1 }
+        let remaining = wake - clock.now
         if remaining <= .zero { return 0 }
         let (seconds, attoseconds) = remaining.components
         return Int32(min(Int64(Int32.max), seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))

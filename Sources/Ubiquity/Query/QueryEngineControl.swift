@@ -15,6 +15,12 @@ final class QueryEngineControl: Sendable {
         /// Holds the thread (tests): it signals `entered`, then waits for `release` — meanwhile
         /// changes pile up in the kernel's queue, and everything it delivered before is queued.
         var hold: (entered: DispatchSemaphore, release: DispatchSemaphore)?
+        /// Tests: from now on, keep the second halves of renames (`IN_MOVED_TO`) read from the
+        /// kernel aside instead of applying them, as if the kernel queued them late (true), or
+        /// apply them as they come again (false).
+        var setsAsideMovedTo: Bool?
+        /// Tests: apply the second halves set aside, in the order read.
+        var applyAsideMovedTo = false
     }
     let commands = Locked(Commands())
     /// The pipe's read end, which the thread polls.
@@ -51,6 +57,8 @@ final class QueryEngineControl: Sendable {
             commands.flush = false
             commands.overflow = false
             commands.hold = nil
+            commands.setsAsideMovedTo = nil
+            commands.applyAsideMovedTo = false
             return taken
         }
     }
