@@ -93,10 +93,15 @@ public protocol NSFilePresenter: NSObjectProtocol {
     /// made).
     func presentedItemDidChange()
 
-    /// (Directories) A new item appeared inside the presented directory, at `url`.
+    /// (Directories) A new item appeared inside the presented directory, at `url` (at any depth):
+    /// made by a coordinated write, or by a program that does not coordinate (a sync tool) in any
+    /// process. Called on ``presentedItemOperationQueue``.
     func presentedSubitemDidAppear(at url: URL)
 
-    /// (Directories) The item inside the presented directory at `url` changed.
+    /// (Directories) The item inside the presented directory at `url` (at any depth) changed — or,
+    /// for a change made without coordination, was replaced or deleted (as Apple's system reports
+    /// deletions it notices afterwards: check whether it is still there). Called on
+    /// ``presentedItemOperationQueue``.
     func presentedSubitemDidChange(at url: URL)
 
     /// (Directories) The item inside the presented directory moved from `oldURL` to `newURL`.

@@ -18,13 +18,17 @@ internal import FileCoordination
 /// As on Apple platforms, the queries return `nil` when they fail, and the changing calls throw an
 /// `NSError` in `NSCocoaErrorDomain` (codes in Docs/FoundationCompatibility.md, "NSFileVersion"),
 /// with the item's URL and path in its user info and the `FileVersionError` under
-/// `NSUnderlyingErrorKey`. The setters of ``isResolved`` and ``isDiscardable`` cannot report
-/// failures (as on Apple platforms).
+/// `NSUnderlyingErrorKey`. The setters of ``isResolved`` and ``isDiscardable`` cannot throw (as on
+/// Apple platforms): a failure leaves the value as it was and is written as one line on standard
+/// error (`CloudDocuments: …`), the way Apple's frameworks log theirs.
 ///
 /// ## Threading
 /// Every member may be used from any thread. Every change runs inside a coordinated write of the
 /// item (it waits for other coordinated readers and writers of it, in any process); the queries do
-/// not coordinate. Nothing calls back.
+/// not coordinate. Called from inside the accessor of a coordinated access of the item — Apple's
+/// recipe: "call this method from a block passed to a file coordinator", with any writing options,
+/// `.forDeleting` included — a change runs inside that access and reuses its lock instead of
+/// waiting for it. Nothing calls back.
 ///
 /// ## In version messages
 /// The `NSFileVersion` an ``NSFilePresenter`` receives in `presentedItemDidGain(_:)`,
@@ -161,8 +165,10 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Removes every other version of the item at `url` (conflict versions too), inside a
-    /// coordinated write of the item. The item itself is untouched. Throws an `NSError`.
+    /// Removes every other version of the item at `url` (conflict versions too, and the conflict
+    /// copies sync tools left beside it), inside a coordinated write of the item — yours, when
+    /// called from the block of your `NSFileCoordinator`'s write of the item, as Apple advises. The
+    /// item itself is untouched. Throws an `NSError`.
     open class func removeOtherVersionsOfItem(at url: URL) throws {
         do { try FileVersion.removeOtherVersionsOfItem(at: url) } catch {
             throw FileVersionErrorMapping.nsError(for: error, item: url)
@@ -219,14 +225,15 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
     }
 
     /// `false` only for an unresolved conflict version. Setting `true` resolves it, durably and
-    /// inside a coordinated write; it can never go back to `false`. A failure is not reported.
+    /// inside a coordinated write (the caller's, when set from inside one); it can never go back to
+    /// `false`. A failure leaves it `false` and is written as one line on standard error.
     open var isResolved: Bool {
         get { version?.isResolved ?? true }
         set { version?.isResolved = newValue }
     }
 
     /// Whether the store may drop this version first when it needs room. A failure to record a
-    /// change is not reported.
+    /// change leaves the value as it was and is written as one line on standard error.
     open var isDiscardable: Bool {
         get { version?.isDiscardable ?? false }
         set { version?.isDiscardable = newValue }

@@ -113,6 +113,7 @@ do {
     case "readme-append": try runReadmeAppend(Array(arguments.dropFirst()))  // ReadmeCommands.swift
     case "queue-write", "contend", "upgrade", "mix": try runLockProtocolCommand(command, Array(arguments.dropFirst()))
     case "syncthing-replace", "syncthing-rename", "exchange": runUncoordinatedCommand(command, Array(arguments.dropFirst()))  // UncoordinatedCommands.swift
+    case "uncoordinated-create", "uncoordinated-delete", "uncoordinated-burst": runFolderCommand(command, Array(arguments.dropFirst()))  // FolderCommands.swift
     case "remote-serve", "remote-ask", "remote-present", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
     case "remote-watch": try runRemoteRuleCommand(command, Array(arguments.dropFirst()))  // RemoteRuleCommands.swift
     case "remote-coordinated-saver": runRemoteSaveCommand(Array(arguments.dropFirst()))  // RemoteSaveCommands.swift

@@ -9,8 +9,8 @@ extension FileVersion {
     /// the store (a rename when on its file system, e.g. from
     /// ``temporaryDirectoryURLForNewVersionOfItem(at:)``) and are gone from `contentsURL`.
     /// The store's bounding policy may then drop the item's oldest droppable versions (never the
-    /// new one, never an unresolved conflict). Pass `coordinator` when you are already inside its
-    /// coordinated write of the item.
+    /// new one, never an unresolved conflict). Called from inside a coordinated access of the
+    /// item, it runs inside that access (or pass the coordinator to use as `coordinator`).
     ///
     /// Throws ``FileVersionError``: `itemNotFound`, `contentsNotFound`, `unsupportedItem`,
     /// `coordinationFailed`, `storeFailed`. Then no version was added and `contentsURL` is untouched.
@@ -44,16 +44,23 @@ extension FileVersion {
     /// coordinated write of the item. The current version is untouched. Throws
     /// ``FileVersionError``; a version another process removed meanwhile is not an error.
     ///
+    /// As Apple advises, you may call it from inside your own coordinated write of the item (any
+    /// options, `.forDeleting` included): it then runs inside that write, reusing its lock.
+    ///
     /// Sync tools' conflict copies of the item are deleted too, each inside a coordinated write of
     /// the copy (`.forDeleting`) nested in the item's, so the sync tool carries the deletion to
-    /// every device.
+    /// every device. Runs on the calling thread; presenters get `presentedItemDidLose(_:)` on
+    /// their queues.
     public static func removeOtherVersionsOfItem(at url: URL, coordinator: Coordinator? = nil) throws(FileVersionError) {
         let store = VersionStore.standard
-        let coordinator = coordinator ?? Coordinator()
+        let coordinator = Self.coordinator(forItemAt: url, given: coordinator)
         _ = try coordinatedWrite(url, options: .contentIndependentMetadataOnly, coordinator: coordinator,
                                  announce: { removed, itemURL in removed.map { .lost($0.reference(itemURL: itemURL)) } }) {
             (itemURL) throws(FileVersionError) -> [FileVersion] in
-            var removed = try removeConflictCopies(ofItemAt: itemURL, coordinator: coordinator)
+            // The copies are locked inside the item's write, through a coordinator joining it
+            // (its waits bounded: see `coordinatedWrite`).
+            var removed = try removeConflictCopies(ofItemAt: itemURL,
+                                                   coordinator: Coordinator.joiningCurrentAccess(to: itemURL) ?? coordinator)
             let item: VersionStore.Item?
             do throws(FileVersionError) { item = try store.item(at: itemURL, creating: false) } catch {
                 // A missing item whose copies were removed: nothing else to remove.
@@ -77,7 +84,9 @@ extension FileVersion {
     /// Removes this version from the store, inside a coordinated write of its item. Throws
     /// ``FileVersionError/isCurrentVersion(_:)`` for the current version,
     /// ``FileVersionError/versionNotFound(_:)`` when it is already gone.
-    /// A sync tool's conflict copy is deleted, inside a coordinated write of the item and of the copy.
+    /// A sync tool's conflict copy is deleted, inside a coordinated write of the item and of the
+    /// copy (locked in that order). Called from inside a coordinated access of the item, it runs
+    /// inside that access.
     public func remove(coordinator: Coordinator? = nil) throws(FileVersionError) {
         if conflictCopyName != nil {
             try deleteConflictCopy(coordinator: coordinator, messages: { [.lost($0)] })
@@ -93,7 +102,9 @@ extension FileVersion {
     }
 
     /// Resolves this conflict version (see ``isResolved``), inside a coordinated write of its
-    /// item, and records it durably. Does nothing for a version that is not an unresolved conflict.
+    /// item (the caller's own, when called from inside one: see ``FileVersion``, "Threading and
+    /// coordination"), and records it durably. Does nothing for a version that is not an
+    /// unresolved conflict (nothing to do).
     /// For a sync tool's conflict copy, resolving deletes the copy (a coordinated write of the item
     /// and of the copy, `.forDeleting`); presenters get `presentedItemDidResolveConflict(_:)`, then
     /// `presentedItemDidLose(_:)`. Throws ``FileVersionError/versionNotFound(_:)`` when the copy is

@@ -32,7 +32,7 @@ extension FileVersion {
         }
         let (folder, name) = parts
         if promoting, let winner = BisyncPromotion.promoteIfNeeded(itemAt: url, listing: names,
-                                                                         coordinator: coordinator ?? Coordinator()) {
+                                                                         coordinator: coordinator ?? Coordinator.joiningCurrentAccess(to: url) ?? Coordinator()) {
             names.removeAll { $0 == winner.name }
             names.append(name)
         }

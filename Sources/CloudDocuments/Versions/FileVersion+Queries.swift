@@ -12,7 +12,7 @@ extension FileVersion {
     /// to the item's name inside a coordinated write, and becomes the current version (see
     /// Docs/Versions.md, "What becomes current after an rclone bisync conflict").
     public static func currentVersionOfItem(at url: URL) throws(FileVersionError) -> FileVersion {
-        BisyncPromotion.promoteIfNeeded(itemAt: url, coordinator: Coordinator())
+        BisyncPromotion.promoteIfNeeded(itemAt: url, coordinator: Coordinator.joiningCurrentAccess(to: url) ?? Coordinator())
         let path = try VersionStore.canonicalItemPath(url)
         let info = try? POSIX.status(path)
         let date = info.map { Date(timeIntervalSince1970: TimeInterval($0.st_mtim.tv_sec) + TimeInterval($0.st_mtim.tv_nsec) / 1e9) }

@@ -1,6 +1,7 @@
 import FileCoordination
 import Foundation
 import Glibc
+import Synchronization
 import SystemSupport
 
 /// One version of a file or folder: its current contents, or an earlier or conflicting version
@@ -24,9 +25,11 @@ import SystemSupport
 /// ## Threading and coordination
 /// Instances are immutable snapshots apart from ``isResolved`` and ``isDiscardable``; every member
 /// may be used from any thread. Every change to the versions of an item (add, remove, resolve,
-/// replace) runs inside a coordinated write of the item, with a new ``Coordinator`` unless you
-/// pass the one whose write you are already inside (`coordinator:`). Queries read the store
-/// without coordinating.
+/// replace) runs inside a coordinated write of the item: with the ``Coordinator`` you pass
+/// (`coordinator:`); else, when called from inside the accessor of a coordinated access that
+/// holds the item (Apple's recipe: "from a block passed to a file coordinator"), inside that very
+/// access, whose locks it reuses; else with a new coordinator. Queries read the store without
+/// coordinating.
 ///
 /// ## Errors
 /// The throwing calls throw ``FileVersionError``; when they do, nothing was changed.
@@ -121,19 +124,44 @@ public final class FileVersion: Sendable {
     /// is removed, and from then on the store's bounding policy may drop it like any other
     /// version. Setting `false` does nothing (a conflict cannot be un-resolved). For a sync tool's
     /// conflict copy, resolving deletes the copy (through a coordinated write, so the sync tool
-    /// carries the resolution to every device). A failure is not reported by the setter: call
-    /// ``resolve()`` to get it.
+    /// carries the resolution to every device).
+    ///
+    /// Set it anywhere, also inside a coordinated access of the item (Apple's recipe resolves
+    /// conflicts from the block of a file coordinator): the change then joins that access (see
+    /// ``resolve(coordinator:)``). A setter cannot throw: when resolving fails, the value stays
+    /// `false` and the failure is written as one line on standard error (`CloudDocuments: …`, as
+    /// Apple's frameworks log theirs). Call ``resolve(coordinator:)`` to get the error.
     public var isResolved: Bool {
         get { state.withLock { $0.isResolved } }
-        set { if newValue { try? resolve() } }
+        set {
+            guard newValue else { return }
+            do throws(FileVersionError) { try resolve() } catch { Self.reportSetterFailure("resolve", version: self, error) }
+        }
     }
 
     /// Whether the store may drop this version before others when it needs room (added versions
-    /// start as not discardable). A failure is not reported by the setter: call
-    /// ``setDiscardable(_:)`` to get it.
+    /// start as not discardable). When recording the change fails, the value stays as it was and
+    /// the failure is written as one line on standard error, as for ``isResolved``: call
+    /// ``setDiscardable(_:coordinator:)`` to get the error.
     public var isDiscardable: Bool {
         get { state.withLock { $0.isDiscardable } }
-        set { try? setDiscardable(newValue) }
+        set {
+            do throws(FileVersionError) { try setDiscardable(newValue) } catch {
+                Self.reportSetterFailure("mark as \(newValue ? "discardable" : "not discardable")", version: self, error)
+            }
+        }
+    }
+
+    /// How many failures the setters of ``isResolved`` and ``isDiscardable`` reported since the
+    /// process started (tests observe it).
+    static var setterFailureCount: Int { setterFailures.load(ordering: .acquiring) }
+    private static let setterFailures = Atomic<Int>(0)
+
+    /// Reports a failure a setter cannot throw: one line on standard error, never silence.
+    static func reportSetterFailure(_ what: String, version: FileVersion, _ error: FileVersionError) {
+        setterFailures.add(1, ordering: .acquiringAndReleasing)
+        let line = Array("CloudDocuments: could not \(what) the version \(version.persistentIdentifier.rawValue) of “\(version.itemURL.path)”: \(error)\n".utf8)
+        line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
 
     /// Whether the version's contents are on this computer: `true` unless the version was removed

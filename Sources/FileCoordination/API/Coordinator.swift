@@ -28,6 +28,9 @@ public final class Coordinator: Sendable {
     /// made with `init(filePresenter:runtime:)`).
     let runtime: CoordinationRuntime
     let owner: LockOwner
+    /// Whether this coordinator joined another one's access (``joiningCurrentAccess(to:)``): its
+    /// owner is that access's, which this coordinator neither keeps nor hands on when it goes.
+    let isJoined: Bool
     let cancellation = CancellationToken()
     /// The mutable settings, and the presenters prepared by a running
     /// `prepare(forReadingItemsAt:…)` batch (with a count of batches): this coordinator's own
@@ -53,9 +56,21 @@ public final class Coordinator: Sendable {
         self.filePresenter = filePresenter
         self.runtime = runtime
         self.owner = runtime.presenterLockOwners.owner(for: filePresenter)
+        self.isJoined = false
+    }
+
+    /// A coordinator that joins the access of `frame` (see ``joiningCurrentAccess(to:)``).
+    init(joining frame: AccessorFrames.Frame, timeout: Duration?) {
+        filePresenter = frame.coordinator.filePresenter
+        runtime = frame.coordinator.runtime
+        owner = frame.owner
+        isJoined = true
+        settings.withLock { $0.timeout = timeout }
     }
 
     deinit {
+        // A joined coordinator's owner belongs to the access it joined.
+        if isJoined { return }
         // A presenter's owner is shared by its coordinators and kept for the next one; any other
         // is handed on.
         if let filePresenter {
@@ -116,6 +131,7 @@ public final class Coordinator: Sendable {
     /// The owner whose locks this coordinator uses: its own, or — while its presenter answers a
     /// save or deletion request — the requester's.
     var effectiveOwner: LockOwner {
+        if isJoined { return owner }
         if let filePresenter, let borrowed = runtime.borrowing.owner(for: filePresenter) { return borrowed }
         return owner
     }

@@ -53,17 +53,26 @@ public protocol FilePresenter: AnyObject, Sendable {
     /// The item's contents or attributes were changed by a coordinated write.
     func presentedItemDidChange()
 
-    /// (Directories) A new item appeared inside the presented directory, at `url`.
+    /// (Directories) A new item appeared inside the presented directory, at `url` (at any depth):
+    /// a coordinated write made it, or a program that does not coordinate (a sync tool, in any
+    /// process), which the change monitor noticed. A file made without coordination is announced
+    /// once its maker closed it. Called on ``presentedItemOperationQueue``.
     func presentedSubitemDidAppear(at url: URL)
 
-    /// (Directories) An item inside the presented directory changed, at `url`.
+    /// (Directories) An item inside the presented directory changed, at `url` (at any depth). For
+    /// a change made without coordination this also means *replaced* (deleted, then a temporary
+    /// renamed to its name: one message) or *deleted* — as Apple's system reports a deletion it
+    /// notices afterwards; check whether the item is still there. Called on
+    /// ``presentedItemOperationQueue``. See Docs/Coordination.md, "Changes made elsewhere".
     func presentedSubitemDidChange(at url: URL)
 
     /// (Directories) An item inside the presented directory moved from `oldURL` to `newURL`.
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL)
 
-    /// (Directories) An item inside the presented directory, at `url`, is about to be deleted.
-    /// Call the handler with `nil`, or with an error to veto.
+    /// (Directories) An item inside the presented directory, at `url`, is about to be deleted by
+    /// a coordinated delete. Call the handler with `nil`, or with an error to veto. (A deletion
+    /// made without coordination cannot be asked about: it is reported afterwards with
+    /// ``presentedSubitemDidChange(at:)``.)
     func accommodatePresentedSubitemDeletion(at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 
     /// A version of the item was added (for instance a conflict version kept by a document's save,

@@ -11,6 +11,9 @@ struct CoordinatedAccess: Sendable {
     let reacquirers: PresenterMessenger.Reacquirers
     let messenger: PresenterMessenger
     let runtime: CoordinationRuntime
+    /// The coordinator whose access this is (for `AccessorFrames`: a call made inside the
+    /// accessor may join this access).
+    let coordinator: Coordinator
     /// Snapshots made for `.forUploading` reads, removed in `end`.
     var snapshots: [String: URL] = [:]
 
@@ -58,7 +61,8 @@ struct CoordinatedAccess: Sendable {
             if !runtime.registry.isEmpty {
                 for written in accesses where written.isWrite { runtime.changeMonitor.beginCoordinatedWrite(written.itemPath) }
             }
-            var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger, runtime: runtime)
+            var access = CoordinatedAccess(accesses: accesses, held: held, reacquirers: reacquirers, messenger: messenger,
+                                           runtime: runtime, coordinator: coordinator)
             do {
                 try access.makeSnapshots()
             } catch {
@@ -86,11 +90,16 @@ struct CoordinatedAccess: Sendable {
         for (access, url) in zip(accesses, urls) where access.intent.url != url { access.intent.url = url }
     }
 
-    /// Runs `accessor` with this thread's claims recorded (for deadlock detection).
+    /// Runs `accessor` with this thread's claims recorded (for deadlock detection, and so that a
+    /// call made inside the accessor can join this access: `AccessorFrames`).
     func run<T>(_ accessor: () throws -> T) rethrows -> T {
         let record = held.threadRecord()
         ThreadClaims.push(record, owner: held.owner)
-        defer { ThreadClaims.pop(record.count) }
+        AccessorFrames.push(coordinator, owner: held.owner, locks: record)
+        defer {
+            AccessorFrames.pop()
+            ThreadClaims.pop(record.count)
+        }
         return try accessor()
     }
 

@@ -65,8 +65,11 @@ extension Coordinator {
             }
             let watched = isWriting && route == .ownPresenterOnly
             if watched { runtime.changeMonitor.beginCoordinatedWrite(itemPath, isPresentedItem: true) }
-            ThreadClaims.push(ItemLock(path: lockPath, access: access), owner: owner)
+            let lock = ItemLock(path: lockPath, access: access)
+            ThreadClaims.push(lock, owner: owner)
+            AccessorFrames.push(self, owner: owner, lock: lock)
             defer {
+                AccessorFrames.pop()
                 ThreadClaims.pop(1)
                 if watched { runtime.changeMonitor.endCoordinatedWrite(itemPath, isPresentedItem: true) }
                 owner.release(access, on: lockPath)

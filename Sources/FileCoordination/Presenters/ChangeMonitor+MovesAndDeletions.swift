@@ -220,9 +220,10 @@ extension ChangeMonitor.Report {
 }
 
 extension CoordinationRuntime {
-    /// True while the change monitor is deciding whether an item found missing was deleted
-    /// (for tests: once false, every deletion it found has been sent to the presenters' queues).
+    /// True while the change monitor is deciding whether an item found missing was deleted, or
+    /// waiting to announce a file made inside a presented folder (for tests: once false, every
+    /// deletion and appearance it found has been sent to the presenters' queues).
     package var isCheckingDeletions: Bool {
-        changeMonitor.state.withLock { !$0.pendingDeletions.isEmpty }
+        changeMonitor.state.withLock { !$0.pendingDeletions.isEmpty || !$0.settling.isEmpty }
     }
 }

@@ -28,6 +28,11 @@ import SystemSupport
 /// The same watch on the folder also sees the sync tools' **conflict copies** of a presented item
 /// come and go (ChangeMonitor+ConflictCopies.swift): their presenters get the version messages
 /// `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)`, never a subitem or item change.
+///
+/// A presented **folder** is also watched inside, with every folder below it (within a bound), so
+/// its presenters hear of items created, changed, replaced or deleted anywhere below it without
+/// coordination: `presentedSubitemDidAppear(at:)` / `presentedSubitemDidChange(at:)`
+/// (ChangeMonitor+Subtrees.swift).
 final class ChangeMonitor: Sendable {
     /// Where changes are reported: the runtime's registry and delivery, and the runtime itself
     /// (for the coordinated write of an rclone bisync promotion), held weakly (they hold this
@@ -88,10 +93,36 @@ final class ChangeMonitor: Sendable {
         /// ChangeMonitor+RemoteAnnouncements.swift): a coordinator of another process announcing
         /// the same change is then not passed on a second time.
         var reportedStamps: [String: FileIdentity] = [:]
+        /// Presented folders whose subtree is watched (ChangeMonitor+Subtrees.swift).
+        var treeRoots: Set<String> = []
+        /// Every folder watched as part of a presented folder's subtree (the roots included).
+        var treeFolders: [String: TreeFolder] = [:]
+        /// The subtree folder of each watch descriptor that has one.
+        var treeFolderByDescriptor: [Int32: String] = [:]
+        /// How many entry names the subtree folders track in all (bounded by `subtreeNameLimit`).
+        var trackedNameCount = 0
+        /// Roots whose subtree could not be watched in full (`subtreeFolderLimit`, the kernel's
+        /// limit): their presenters were told once.
+        var truncatedRoots: Set<String> = []
+        /// Truncated roots found while a presenter was being registered, whose presenters are told
+        /// once the registration is complete (`sendOwedMessages`).
+        var owedRoots: Set<String> = []
+        /// The stamp of each subitem whose change a coordinator announced (this runtime's, or
+        /// another process's through its message): the kernel's report of it is not passed on.
+        var subitemAnnounced: [String: FileIdentity] = [:]
+        /// The stamp of each subitem whose change the monitor reported: another process's
+        /// message about the same change is not passed on.
+        var subitemReported: [String: FileIdentity] = [:]
+        /// Subitems found missing, or made and not closed yet, waiting for their folder to settle,
+        /// by folder (ChangeMonitor+Subtrees.swift); each folder here has one timer running.
+        var settling: [String: SettlingFolder] = [:]
+        /// How many entries `settling` holds in all.
+        var settlingCount = 0
+        /// Subitems found back after they went missing, before the report of their return was
+        /// read: that report is a change (a replacement).
+        var returnedSubitems: Set<String> = []
     }
     let state = Locked(State())
-
-    private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
     /// Starts watching `path` (a canonical item path) for one more presenter.
     func watch(_ path: String) {
@@ -106,7 +137,7 @@ final class ChangeMonitor: Sendable {
             }
             if state.directories[directory] == nil {
                 let descriptor = CanonicalPath.withCString(directory) {
-                    inotify_add_watch(state.inotify, $0, Self.events)
+                    inotify_add_watch(state.inotify, $0, Self.watchedEvents)
                 }
                 guard descriptor >= 0 else { return started }  // missing folder: nothing to watch yet
                 state.directories[directory] = Directory(descriptor: descriptor)
@@ -123,6 +154,9 @@ final class ChangeMonitor: Sendable {
             thread.name = "FileCoordination.changes"
             thread.start()
         }
+        // A presented folder: watch inside it too (ChangeMonitor+Subtrees.swift). Called with
+        // the registry's lock held: sends no message.
+        watchTreeIfFolder(path, fromRegistry: true)
     }
 
     /// Stops watching `path` for one presenter.
@@ -138,15 +172,20 @@ final class ChangeMonitor: Sendable {
             entry.names.removeValue(forKey: name)
             state.stamps.removeValue(forKey: path)
             state.reportedStamps.removeValue(forKey: path)
+            Self.unwatchTree(path, in: &state)
             if entry.names.isEmpty {
                 state.directories.removeValue(forKey: directory)
                 let users = (state.descriptorUsers[entry.descriptor] ?? 1) - 1
                 if users > 0 {
-                    // The same folder is still watched under another path (it moved).
+                    // The same folder is still watched under another path (it moved), or as part
+                    // of a presented folder's subtree.
                     state.descriptorUsers[entry.descriptor] = users
-                    if state.directoryByDescriptor[entry.descriptor] == directory,
-                       let other = state.directories.first(where: { $0.value.descriptor == entry.descriptor })?.key {
-                        state.directoryByDescriptor[entry.descriptor] = other
+                    if state.directoryByDescriptor[entry.descriptor] == directory {
+                        if let other = state.directories.first(where: { $0.value.descriptor == entry.descriptor })?.key {
+                            state.directoryByDescriptor[entry.descriptor] = other
+                        } else {
+                            state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
+                        }
                     }
                 } else {
                     inotify_rm_watch(state.inotify, entry.descriptor)
@@ -177,9 +216,9 @@ final class ChangeMonitor: Sendable {
     /// that write read later from the kernel are recognised and not passed on a second time.
     /// `isPresentedItem` as for ``beginCoordinatedWrite(_:isPresentedItem:)``.
     func endCoordinatedWrite(_ path: String, isPresentedItem: Bool = false) {
-        let affected: [String] = state.withLock { state in
-            guard state.writing[path] != nil else { return [] }
-            return state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }
+        let (affected, inTree): ([String], Bool) = state.withLock { state in
+            guard state.writing[path] != nil else { return ([], false) }
+            return (state.stamps.keys.filter { $0 == path || CanonicalPath.isInside($0, path) }, Self.isInWatchedTree(path, in: state))
         }
         let stamps = affected.map { ($0, Self.stamp(of: $0)) }
         let copy = isPresentedItem ? nil : conflictCopyOfWatchedItem(at: path)
@@ -187,6 +226,11 @@ final class ChangeMonitor: Sendable {
         let appearedCopy: WatchedCopy? = state.withLock { state in
             guard let count = state.writing[path] else { return nil }
             for (watched, stamp) in stamps where state.stamps[watched] != nil { state.stamps[watched] = stamp }
+            // Inside a presented folder: the coordinator tells the folder's presenters; the
+            // kernel's reports of this write, read later, are not passed on (see
+            // ChangeMonitor+Subtrees.swift).
+            // (Its stamp is looked at with the lock held, as the monitor's decisions do.)
+            if inTree { Self.noteCoordinatedSubitemWrite(path, stamp: Self.subitemStamp(of: path), in: &state) }
             if count <= 1 { state.writing.removeValue(forKey: path) } else { state.writing[path] = count - 1 }
             guard let copy, let copyStamp else { return nil }
             return Self.noteCopyAfterWrite(copy, stamp: copyStamp, in: &state) ? copy : nil
@@ -208,18 +252,36 @@ final class ChangeMonitor: Sendable {
             let count = retryingOnInterrupt { read(descriptor, buffer, size) }
             if count < 0 { return }
             var reports: [Report] = []
+            var treeReports: [TreeReport] = []
+            var overflowed = false
+            var dropped: [Int32] = []
             for event in InotifyEvent.decode(buffer, count: count) {
-                if let subject = classify(descriptor: event.descriptor, name: event.name) {
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    overflowed = true  // the kernel's queue was full: reports were lost
+                    continue
+                }
+                if event.mask & UInt32(IN_IGNORED) != 0 {
+                    dropped.append(event.descriptor)  // the watch is gone (its folder was deleted)
+                    continue
+                }
+                let (subject, tree) = classify(descriptor: event.descriptor, name: event.name)
+                if let subject {
                     reports.append(Report(subject: subject, name: event.name, mask: event.mask, cookie: event.cookie))
                 }
+                if let tree {
+                    treeReports.append(TreeReport(folder: tree, name: event.name, mask: event.mask))
+                }
             }
-            handle(reports)
+            handle(reports, treeReports)
+            if !dropped.isEmpty { forgetDroppedWatches(dropped) }
+            if overflowed { handleOverflow() }
         }
     }
 
     /// Passes on one read's reports: moves of presented items first (their presenters follow),
-    /// then changes and disappearances of presented items, then conflict copies.
-    private func handle(_ reports: [Report]) {
+    /// then changes and disappearances of presented items, then conflict copies, then what
+    /// happened inside presented folders.
+    private func handle(_ reports: [Report], _ treeReports: [TreeReport]) {
         let moved = followMoves(in: reports)
         var touched: [String] = []
         var others: [OtherEntry] = []
@@ -242,6 +304,7 @@ final class ChangeMonitor: Sendable {
         }
         for path in touched { deliverIfChanged(path) }
         deliverCopyChanges(others)
+        handleSubtree(treeReports, skipping: moved)
     }
 
     /// What one report of the kernel is about.
@@ -261,13 +324,19 @@ final class ChangeMonitor: Sendable {
         let cookie: UInt32
     }
 
-    private func classify(descriptor: Int32, name: String) -> Subject? {
+    /// What one report of the kernel is about: an entry of the folder of presented items (nil if
+    /// the descriptor watches none), and the subtree folder it is in (nil if none).
+    private func classify(descriptor: Int32, name: String) -> (Subject?, String?) {
         state.withLock { state in
-            guard let directory = state.directoryByDescriptor[descriptor] else { return nil }
+            let tree = state.treeFolderByDescriptor[descriptor]
+            if let tree { state.treeFolders[tree]?.generation &+= 1 }
+            guard let directory = state.directoryByDescriptor[descriptor] else {
+                return (nil, name.isEmpty ? nil : tree)
+            }
             state.directories[directory]?.generation &+= 1
-            guard !name.isEmpty else { return nil }
-            if state.directories[directory]?.names[name] != nil { return .watched(CanonicalPath.join(directory, name)) }
-            return .other(directory: directory)
+            guard !name.isEmpty else { return (nil, nil) }
+            if state.directories[directory]?.names[name] != nil { return (.watched(CanonicalPath.join(directory, name)), tree) }
+            return (.other(directory: directory), tree)
         }
     }
 
@@ -291,6 +360,7 @@ final class ChangeMonitor: Sendable {
             scheduleDeletionCheck(path)
             return
         }
+        watchTreeIfFolder(path, fromRegistry: false)  // a presented folder made (again): watch inside
         let (registry, delivery) = target.withLock { ($0.registry, $0.delivery) }
         guard let registry, let delivery else { return }
         for address in registry.addresses(at: path) {

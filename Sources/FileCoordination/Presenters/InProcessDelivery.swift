@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Delivers `PresenterRequest`s to presenter objects registered in this process, on their
 /// `presentedItemOperationQueue` (at once, when the caller already runs on that queue), and turns
@@ -17,7 +18,29 @@ final class InProcessDelivery: PresenterDelivery {
         self.borrowing = borrowing
     }
 
+    /// Delivers `request`. A message about an item inside a presented folder — from a coordinator
+    /// of this runtime or of another process — is first shown to the change monitor, which also
+    /// sees the kernel's report of the same change: a change it has reported already is not
+    /// delivered again, and one delivered here is not reported again by it
+    /// (ChangeMonitor+Subtrees.swift, "Coordinated changes are reported once").
     func send(_ request: PresenterRequest, answer: (@Sendable (PresenterAnswer) -> Void)?) {
+        let monitor = registry.monitor
+        switch request.message {
+        case .subitemDidAppear(let url), .subitemDidChange(let url):
+            guard monitor.claimAnnouncedSubitem(PathBytes.path(of: url)) else { return }  // no answer expected
+        case .accommodateSubitemDeletion(let url):
+            monitor.noteAnnouncedSubitem(PathBytes.path(of: url), deleted: true)
+        case .subitemDidMove(let from, let to):
+            monitor.noteAnnouncedSubitem(PathBytes.path(of: from), deleted: true)
+            monitor.noteAnnouncedSubitem(PathBytes.path(of: to), deleted: false)
+        default:
+            break
+        }
+        sendUnclaimed(request, answer: answer)
+    }
+
+    /// Delivers `request` as is: for the change monitor's own messages.
+    func sendUnclaimed(_ request: PresenterRequest, answer: (@Sendable (PresenterAnswer) -> Void)? = nil) {
         if case .reacquire(let id) = request.message {
             runReacquirer(id)
             return

@@ -98,6 +98,7 @@ final class PresenterRegistry: Sendable {
             Self.index(id, path: path, in: &state, monitor: monitor, presence: presence)
             count.store(state.entries.count, ordering: .releasing)
         }
+        monitor.sendOwedMessages()  // the monitor cannot message while the lock above is held
     }
 
     func remove(_ presenter: any FilePresenter) {
@@ -166,7 +167,8 @@ final class PresenterRegistry: Sendable {
     /// Returns the presenters moved, with their old and new paths.
     @discardableResult
     func move(from oldPath: String, to newPath: String) -> [(id: PresenterID, old: String, new: String)] {
-        state.withLock { state in
+        defer { monitor.sendOwedMessages() }  // the monitor cannot message while the lock is held
+        return state.withLock { state in
             var moved: [(id: PresenterID, old: String, new: String)] = []
             for key in state.byPath.keys where key == oldPath || CanonicalPath.isInside(key, oldPath) {
                 let destination = newPath + key.dropFirst(oldPath.count)
@@ -236,5 +238,6 @@ final class PresenterRegistry: Sendable {
                 Self.index(id, path: path, in: &state, monitor: monitor, presence: presence)
             }
         }
+        monitor.sendOwedMessages()
     }
 }
