@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// Makes a fresh folder under the system temp directory, named `prefix` and a random suffix.
@@ -70,18 +71,10 @@ func expectOnlyFile(_ file: URL, holding expected: String, _ comment: Comment? =
 /// Mounting a small tmpfs, to get a really full or really read-only file system. Needs root
 /// with CAP_SYS_ADMIN (tests that use it are disabled with a message when it is not available).
 enum TmpfsMount {
-    /// Whether mounting works here: tried once, on a scratch folder.
-    static let isAvailable: Bool = {
-        guard let probe = try? makeTemporaryFolder(prefix: "clouddocs-mountprobe") else { return false }
-        defer { rmdir(probe.path) }
-        guard Glibc.mount("tmpfs", probe.path, "tmpfs", 0, "size=16k") == 0 else { return false }
-        _ = umount2(probe.path, Int32(MNT_DETACH))
-        return true
-    }()
+    static var isAvailable: Bool { SmallTmpfs.isAvailable }
 
     /// The message shown when mount tests are disabled.
-    static let unavailableMessage: Comment =
-        "mounting a tmpfs needs root with CAP_SYS_ADMIN (mount(2) was refused); the injected-failure tests cover the same error paths"
+    static let unavailableMessage = Comment(rawValue: SmallTmpfs.unavailableMessage)
 
     /// Mounts a tmpfs of `size` (e.g. "64k") on a new folder and runs `body` with it; always
     /// unmounts (lazily, so a stray open descriptor cannot keep it) and removes the folder.
@@ -102,25 +95,12 @@ enum TmpfsMount {
         }
     }
 
-    /// Mounts a tmpfs of `size` on a new folder "mnt" in `outer` and returns that folder.
     private static func mount(size: String, inside outer: URL) throws -> URL {
-        let point = outer.appendingPathComponent("mnt", isDirectory: true)
-        guard mkdir(point.path, 0o755) == 0 else {
-            throw DocumentError.saveFailed(point, reason: "mkdir failed", errno: errno)
-        }
-        guard Glibc.mount("tmpfs", point.path, "tmpfs", 0, "size=\(size),mode=0755") == 0 else {
-            throw DocumentError.saveFailed(point, reason: "mount failed", errno: errno)
-        }
-        return point
+        try SmallTmpfs.mount(size: size, inside: outer, name: "mnt")
     }
 
-    /// Unmounts lazily, so a stray open descriptor cannot keep the mount.
-    private static func unmount(_ point: URL) { _ = umount2(point.path, Int32(MNT_DETACH)) }
+    private static func unmount(_ point: URL) { SmallTmpfs.unmount(point) }
 
     /// Makes a mounted tmpfs read-only.
-    static func remountReadOnly(_ point: URL) throws {
-        guard Glibc.mount("tmpfs", point.path, "tmpfs", UInt(MS_REMOUNT) | UInt(MS_RDONLY), nil) == 0 else {
-            throw DocumentError.saveFailed(point, reason: "remount read-only failed", errno: errno)
-        }
-    }
+    static func remountReadOnly(_ point: URL) throws { try SmallTmpfs.remountReadOnly(point) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import FileCoordination
 
 /// `.forUploading` snapshots: streamed ZIP archives of folders (ZIP64 when needed), file copies,
@@ -155,13 +156,13 @@ struct UploadSnapshotTests {
     }
 
     @Test("a full disk gives ioFailed with the errno, and leaves no temporary files",
-          .enabled(if: UploadTmpfs.isAvailable, UploadTmpfs.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func fullDiskIsTyped() throws {
         let scratch = try Scratch()
         let folder = try scratch.directory("payload")
         _ = scratch.file("payload/a.txt", contents: String(repeating: "x", count: 256 * 1024))
         let file = scratch.file("payload/a.txt")
-        try UploadTmpfs.withMount(size: "64k", inside: scratch.url) { small in
+        try SmallTmpfs.withMount(size: "64k", inside: scratch.url) { small in
             for (item, isDirectory) in [(folder, true), (file, false)] {
                 do throws(CoordinationError) {
                     _ = try UploadSnapshot.make(of: item, isDirectory: isDirectory, in: small)
@@ -357,28 +358,3 @@ func runHelper(_ arguments: [String], environment: [String: String]) throws -> S
     try runProcess(ChildProcess.helperURL.path, arguments, environment: environment).stdout
 }
 
-/// A small tmpfs mounted for one test (needs root with CAP_SYS_ADMIN).
-enum UploadTmpfs {
-    static let isAvailable: Bool = {
-        let probe = "/tmp/cd-upload-mountprobe-\(getpid())"
-        guard mkdir(probe, 0o700) == 0 else { return false }
-        defer { rmdir(probe) }
-        guard mount("tmpfs", probe, "tmpfs", 0, "size=16k") == 0 else { return false }
-        _ = umount2(probe, Int32(MNT_DETACH))
-        return true
-    }()
-
-    static let unavailableMessage: Comment =
-        "mounting a tmpfs needs root with CAP_SYS_ADMIN (mount(2) was refused here), so the full-disk case cannot be made"
-
-    static func withMount(size: String, inside outer: URL, _ body: (URL) throws -> Void) throws {
-        let point = outer.appendingPathComponent("tmpfs", isDirectory: true)
-        try #require(mkdir(point.path, 0o755) == 0)
-        try #require(mount("tmpfs", point.path, "tmpfs", 0, "size=\(size),mode=0755") == 0, "mount: errno \(errno)")
-        defer {
-            _ = umount2(point.path, Int32(MNT_DETACH))
-            rmdir(point.path)
-        }
-        try body(point)
-    }
-}

@@ -31,44 +31,23 @@ enum AccessorFrames {
         }
     }
 
-    private final class Box {
-        var frames: [Frame] = []
-    }
-
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
-        }
-        return key
-    }()
-
-    private static func box(creating: Bool) -> Box? {
-        if let raw = pthread_getspecific(key) {
-            return Unmanaged<Box>.fromOpaque(raw).takeUnretainedValue()
-        }
-        guard creating else { return nil }
-        let box = Box()
-        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
-        return box
-    }
+    private static let frames = ThreadLocalList<Frame>()
 
     /// Records an accessor about to run with one lock held through `owner`.
     static func push(_ coordinator: Coordinator, owner: LockOwner, lock: ItemLock) {
-        box(creating: true)?.frames.append(Frame(coordinator: coordinator, owner: owner, single: lock, several: []))
+        frames.append(Frame(coordinator: coordinator, owner: owner, single: lock, several: []))
     }
 
     /// Records an accessor about to run with `locks` held through `owner`.
     static func push(_ coordinator: Coordinator, owner: LockOwner, locks: [ItemLock]) {
-        box(creating: true)?.frames.append(Frame(coordinator: coordinator, owner: owner, single: nil, several: locks))
+        frames.append(Frame(coordinator: coordinator, owner: owner, single: nil, several: locks))
     }
 
     /// Forgets the innermost accessor (it returned).
     static func pop() {
-        guard let box = box(creating: false), !box.frames.isEmpty else { return }
-        box.frames.removeLast()
+        frames.removeLast()
     }
 
     /// The accessors running on this thread, innermost last (empty outside every accessor).
-    static var current: [Frame] { box(creating: false)?.frames ?? [] }
+    static var current: [Frame] { frames.elements }
 }
