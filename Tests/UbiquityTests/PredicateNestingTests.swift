@@ -78,7 +78,7 @@ import Testing
         }
         // Deepest: for a name other than x and y each step is `NOT inner`, an even count of them
         // with the `!`s, so a.txt matches and b.txt does not; x matches the outermost OR. At the
-        // limit: 128 `!` around `== 'a.txt'`, also an even count.
+        // limit: `limit` `!` around `== 'a.txt'`, also an even count.
         #expect(verdicts == [true, false, true, true, false, false])
     }
 
