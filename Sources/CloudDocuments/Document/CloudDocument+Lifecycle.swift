@@ -178,15 +178,34 @@ extension CloudDocument {
                 let ownFile = url.isSameFilePath(as: start.fileURL)
                     || storage.withLock { $0.locations.contains(url) || $0.locations.contains(target) }
                 if ownFile { restoreItemIdentity(at: targetPath) }
-                let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
-                                                                requested: url, startedFor: start.fileURL,
-                                                                contents: snapshot.contents, coordinator: coordinator)
-                // Keeping a version may have given the file its identity just now: learn it.
-                if ownFile && protection.keptVersion { learnItemIdentity(at: targetPath) }
+                func protect() throws -> OverwriteProtection {
+                    let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
+                                                                    requested: url, startedFor: start.fileURL,
+                                                                    contents: snapshot.contents, coordinator: coordinator)
+                    // Keeping a version may have given the file its identity just now: learn it.
+                    if ownFile && protection.keptVersion { learnItemIdentity(at: targetPath) }
+                    return protection
+                }
                 // Overwriting a file that was not there when checked creates it (no replace): an
                 // item that appeared since was never checked and must not be overwritten unseen.
-                let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
-                try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
+                func write(_ protection: OverwriteProtection) throws {
+                    let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
+                    try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
+                }
+                let firstCheck = try protect()
+                let protection: OverwriteProtection
+                do {
+                    try write(firstCheck)
+                    protection = firstCheck
+                } catch DocumentError.alreadyExists where firstCheck.targetWasMissing && operation == .forOverwriting {
+                    // It appeared after the check (a folder moved back into place by a move that
+                    // took no lock of this path, in the soak): check it now, as any file found at
+                    // the target is — merged or kept as a conflict version — then overwrite it.
+                    // Once: a second appearance fails the save with `alreadyExists`.
+                    let secondCheck = try protect()
+                    try write(secondCheck)
+                    protection = secondCheck
+                }
                 if ownFile { stampItemIdentity(onNewFileAt: targetPath) }
                 keptConflict.value = protection.conflict != nil
                 let identity = DiskIdentity.of(targetPath, followingLinks: true)
