@@ -8,27 +8,7 @@ enum ItemTree {
     /// The names (exact bytes, without `.` and `..`) in the folder open as `descriptor`, read to
     /// the end before anything is changed. The descriptor stays open and owned by the caller.
     static func names(inFolder descriptor: Int32) -> Result<[[UInt8]], Errno> {
-        // fdopendir takes ownership of the descriptor it is given: give it a duplicate.
-        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard duplicate >= 0 else { return .failure(.current) }
-        guard let stream = fdopendir(duplicate) else {
-            let error = Errno.current
-            _ = Glibc.close(duplicate)
-            return .failure(error)
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)
-        var names: [[UInt8]] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 { return .failure(.current) }
-                return .success(names)
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-            names.append(name)
-        }
+        FolderEntries.names(inFolder: descriptor)
     }
 
     /// `folder/name` as a lossless path string.

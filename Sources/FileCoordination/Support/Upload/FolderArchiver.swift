@@ -1,4 +1,5 @@
 import Glibc
+import SystemSupport
 
 /// Adds everything inside a folder to a ``ZipArchiveWriter``, depth first, names in byte order.
 ///
@@ -100,29 +101,10 @@ struct FolderArchiver {
 
     /// The names in a folder (without `.` and `..`), sorted by their bytes.
     private static func names(in folder: SnapshotFile) throws(CoordinationError) -> [[UInt8]] {
-        let descriptor = dup(folder.descriptor)
-        guard descriptor >= 0 else { throw .ioFailed(path: folder.path, errno: errno) }
-        guard let stream = fdopendir(descriptor) else {
-            let code = errno
-            close(descriptor)
-            throw .ioFailed(path: folder.path, errno: code)
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)
-        var names: [[UInt8]] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 { throw .ioFailed(path: folder.path, errno: errno) }
-                break
-            }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    Array(UnsafeBufferPointer(start: $0, count: strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))))
-                }
-            }
-            if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            names.append(name)
+        var names: [[UInt8]]
+        switch FolderEntries.names(inFolder: folder.descriptor) {
+        case .success(let found): names = found
+        case .failure(let error): throw .ioFailed(path: folder.path, errno: error.rawValue)
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
         return names
