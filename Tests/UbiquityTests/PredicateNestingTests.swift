@@ -1,6 +1,7 @@
 import Foundation
 import FoundationCompatibility
 import Testing
+import TestSupport
 @testable import Ubiquity
 
 /// Deeply nested predicate formats are format errors, never a stack overflow; long but flat
@@ -44,6 +45,9 @@ import Testing
             #expect(error?.reason.contains("nested too deeply") == true)
         }
         // Apple's initializer: a predicate that matches nothing and says why; a query refuses it.
+        // (NSMetadataQuery uses the shared account, which reads its environment once: the
+        // fixture must come first, whichever test runs first.)
+        SharedUbiquityFixture.setUp()
         for format in formats {
             let predicate = NSPredicate(format: format)
             #expect((predicate.metadataFormatError as? MetadataPredicateFormatError)?.reason.contains("nested too deeply") == true)
