@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Glibc
 
 /// The parent: prepares the run folder, starts the workers, lets them run, stops them, detects
@@ -149,7 +150,7 @@ enum Supervisor {
         } else {
             var template = Array((NSTemporaryDirectory() + "/cd-soak-XXXXXX").utf8CString)
             guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-                throw SoakError("cannot make a temporary folder: \(String(cString: strerror(errno)))")
+                throw SoakError("cannot make a temporary folder: \(Errno.current.message)")
             }
             path = String(cString: made)
         }

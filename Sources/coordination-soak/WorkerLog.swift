@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Glibc
 import Synchronization
 
@@ -36,7 +37,7 @@ final class WorkerLog: Sendable {
 
     init(_ url: URL) throws {
         descriptor = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw SoakError("cannot open the log \(url.path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw SoakError("cannot open the log \(url.path): \(Errno.current.message)") }
     }
 
     private func write(_ fields: String...) {

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Why a ``FileVersion`` operation failed. Every case names the item or version it is about.
 public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -30,7 +31,8 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
         case .versionNotFound(let url): return "The version at “\(url.path)” no longer exists."
         case .coordinationFailed(let url, let text): return "Could not coordinate writing “\(url.path)”: \(text)"
         case .storeFailed(let path, let call, let code):
-            return "\(call) on “\(path)” failed: \(String(cString: strerror(code))) (errno \(code))."
+            // `strerror_r` through `Errno` (`strerror` is not thread-safe).
+            return "\(call) on “\(path)” failed: \(Errno(rawValue: code).message) (errno \(code))."
         }
     }
 
