@@ -46,13 +46,15 @@ enum VersionContents {
             _ = PathBytes.withCString(destination) { chmod($0, mode) }
         case S_IFLNK:
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = PathBytes.withCString(source) { readlink($0, &buffer, buffer.count - 1) }
-            guard count >= 0 else { throw .storeFailed(path: source, call: "readlink", errno: errno) }
+            // errno is read inside each call's closure: what `withCString` does after the call
+            // returns may change it.
+            let (count, readError) = PathBytes.withCString(source) { (readlink($0, &buffer, buffer.count - 1), errno) }
+            guard count >= 0 else { throw .storeFailed(path: source, call: "readlink", errno: readError) }
             let target = PathBytes.string(fromBytes: buffer[..<count].map { UInt8(bitPattern: $0) })
-            let result = PathBytes.withCString(target) { cTarget in
-                PathBytes.withCString(destination) { symlink(cTarget, $0) }
+            let (result, linkError) = PathBytes.withCString(target) { cTarget in
+                PathBytes.withCString(destination) { (symlink(cTarget, $0), errno) }
             }
-            guard result == 0 else { throw .storeFailed(path: destination, call: "symlink", errno: errno) }
+            guard result == 0 else { throw .storeFailed(path: destination, call: "symlink", errno: linkError) }
         default:
             return  // Devices, sockets, pipes: not part of a document; skipped.
         }

@@ -54,8 +54,9 @@ enum UnixSocket {
             return .failure(.system(call: "bind", errno: ENAMETOOLONG))
         }
         let folder = PathBytes.string(fromBytes: bytes[..<slash])
-        let directory = PathBytes.withCString(folder) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard directory >= 0 else { return .failure(.system(call: "open", errno: errno)) }
+        // errno read inside the closure: what `withCString` does afterwards may change it.
+        let (directory, openError) = PathBytes.withCString(folder) { (open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC), errno) }
+        guard directory >= 0 else { return .failure(.system(call: "open", errno: openError)) }
         defer { close(directory) }
         let short = Array("/proc/self/fd/\(directory)/".utf8) + bytes[(slash + 1)...]
         guard short.count <= pathCapacity else { return .failure(.system(call: "bind", errno: ENAMETOOLONG)) }
