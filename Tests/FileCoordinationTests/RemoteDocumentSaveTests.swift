@@ -29,13 +29,11 @@ struct RemoteDocumentSaveTests {
         child.send("edit unsaved in the other process")
         #expect(child.readLine() == "EDITED")
         #expect(try String(contentsOf: setup.file, encoding: .utf8) == "old")
-        let clock = ContinuousClock()
-        let start = clock.now
         let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
         }
         #expect(text == "unsaved in the other process")
-        #expect(clock.now - start < .seconds(5))
+        #expect(setup.runtime.remote.delivery.cutOffCount == 0)  // answered, not waited out
         child.send("state")
         #expect(child.readLine() == "STATE saved")
     }
@@ -100,9 +98,9 @@ struct RemoteDocumentSaveTests {
         let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
         }
-        let waited = clock.now - start
         #expect(text == "old")
-        #expect(waited >= .milliseconds(500) && waited < .seconds(5))
+        #expect(clock.now - start >= .milliseconds(500))  // never before the limit
+        #expect(setup.runtime.remote.delivery.cutOffCount >= 1)  // the limit, not a hang, ended it
         child.send("unblock-main")
         #expect(child.readLine() == "UNBLOCKED")
         // The save asked for still happens once the main queue is free (its answer is dropped).
@@ -120,13 +118,12 @@ struct RemoteDocumentSaveTests {
         #expect(child.readLine() == "EDITED")
         #expect(child.stopAndWaitUntilStopped())
         let clock = ContinuousClock()
-        var start = clock.now
+        let start = clock.now
         do {
             try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
             Issue.record("the read did not time out")
         } catch CoordinationError.timedOut {}
-        var waited = clock.now - start
-        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        #expect(clock.now - start >= .milliseconds(300))  // never before its timeout
         kill(child.process.processIdentifier, SIGCONT)
         let resumed = try setup.coordinator(timeout: .seconds(30)).coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
@@ -152,11 +149,10 @@ struct RemoteDocumentSaveTests {
             reader.signal()
         }.start()
         #expect(child.expect("SAVE-ASKED") == "SAVE-ASKED")
-        start = clock.now
         child.kill9()
+        // The answer limit is 60 s here: a read that ends sooner ended because the kill was seen.
         #expect(reader.wait(timeout: .now() + 30) == .success)
-        waited = clock.now - start
         #expect(try result.withLock { $0 }?.get() == "edited")
-        #expect(waited < .seconds(5))
+        #expect(setup.runtime.remote.delivery.cutOffCount == 0)
     }
 }

@@ -20,13 +20,10 @@ struct RemoteSaveTests {
         #expect(child.expect("PRESENTING") == "PRESENTING")
         // Without borrowing the save waits for our read lock: the read fails after its timeout.
         let coordinator = setup.coordinator(timeout: .seconds(10))
-        let clock = ContinuousClock()
-        let start = clock.now
         let text = try coordinator.coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
         }
-        #expect(text == "saved under our read lock")
-        #expect(clock.now - start < .seconds(5))
+        #expect(text == "saved under our read lock")  // a wait cycle would have ended in timedOut
         #expect(child.readLine() == "SAVED")
         // Our read lock was given back whole: another process can write now.
         try setup.coordinator(timeout: .seconds(10)).coordinate(writingItemAt: setup.file) { _ in }
@@ -42,19 +39,18 @@ struct RemoteSaveTests {
         #expect(child.expect("PRESENTING") == "PRESENTING")
         #expect(child.stopAndWaitUntilStopped())
         let clock = ContinuousClock()
-        var start = clock.now
+        let start = clock.now
         #expect(throws: CoordinationError.self) {
             try setup.coordinator(timeout: .milliseconds(300)).coordinate(readingItemAt: setup.file) { _ in }
         }
-        let waited = clock.now - start
-        #expect(waited >= .milliseconds(300) && waited < .seconds(5))
+        #expect(clock.now - start >= .milliseconds(300))  // never before its timeout
         child.kill9()
-        start = clock.now
         let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
         }
         #expect(text == "old")
-        #expect(clock.now - start < .seconds(5))
+        // Seen dead at once: not waited out to `answerLimit` (which would count a cut-off).
+        #expect(setup.runtime.remote.delivery.cutOffCount == 0)
     }
 
     @Test("a save that fails in the other process (a read-only file system) vetoes our read with its error")

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Delivers `PresenterRequest`s to presenters of other processes, through `PeerLink`s to their
 /// endpoints, and finds those presenters (`lookup`). See `PresenterDelivery` for the contract:
@@ -17,6 +18,18 @@ import Glibc
 /// link, and if that fails too it is logged (`RemoteLog`) before the default answer is used. A
 /// peer whose process is gone (its connection refused) is skipped at once, as before.
 final class RemoteDelivery: PresenterDelivery {
+    /// How many answers from other processes this runtime did not await past
+    /// `RemotePresence.answerLimit` (also counted process-wide in `RemoteLog.cutOffCount`): tests of
+    /// one runtime assert 0 without seeing other tests' cut-offs.
+    var cutOffCount: Int { cutOffs.load(ordering: .acquiring) }
+    private let cutOffs = Atomic<Int>(0)
+
+    /// Counts and logs one answer not awaited past the limit (`RemoteLog.cutOff`).
+    func cutOff(_ what: String) {
+        cutOffs.add(1, ordering: .acquiringAndReleasing)
+        RemoteLog.cutOff(what)
+    }
+
     /// One link per slot of the presence table, made on first use, replaced when it closed or
     /// went stale (`PeerLink.isStale`).
     private let links = Locked<[Int: PeerLink]>([:])
@@ -88,7 +101,7 @@ final class RemoteDelivery: PresenterDelivery {
             do {
                 reply = try wait.wait(bounded)
             } catch .timedOut where context.deadline == nil {
-                RemoteLog.cutOff("process \(link.peer.pid) did not answer a lookup within \(limitMilliseconds) ms; taken to present nothing at \(path)")
+                cutOff("process \(link.peer.pid) did not answer a lookup within \(limitMilliseconds) ms; taken to present nothing at \(path)")
                 continue
             }
             guard case .lookupAnswer(let answer)? = reply else { continue }
