@@ -19,3 +19,20 @@ class EditableNote: CloudDocument {
         text = String(decoding: contents.data ?? Data(), as: UTF8.self)
     }
 }
+
+/// Runs `body` with a note made by `make`, open on `note.txt` ("v1") in a fresh folder, with a
+/// private version store; closes it afterwards (whatever state `body` left it in).
+@MainActor
+func withOpenNote<Note: EditableNote>(_ make: (URL) -> Note,
+                                      _ body: (_ folder: URL, _ url: URL, _ document: Note) async throws -> Void) async throws {
+    try await withPrivateVersionStore {
+        try await withDocumentFolder { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try put("v1", at: url)
+            let document = make(url)
+            try await document.openThrowing()
+            try await body(folder, url, document)
+            try? await document.closeThrowing()
+        }
+    }
+}

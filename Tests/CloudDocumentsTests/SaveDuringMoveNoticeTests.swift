@@ -11,23 +11,8 @@ import Testing
 @Suite("A move notice during a save does not turn its check off", .timeLimit(.minutes(1)))
 @MainActor
 struct SaveDuringMoveNoticeTests {
-    /// Runs `body` with a `MoveNoticeNote` open on `note.txt` ("v1") in a fresh folder, with a
-    /// private version store; closes it afterwards.
-    private func withOpenNote(_ body: (_ folder: URL, _ url: URL, _ document: MoveNoticeNote) async throws -> Void) async throws {
-        try await withPrivateVersionStore {
-            try await withDocumentFolder { folder in
-                let url = folder.appendingPathComponent("note.txt")
-                try put("v1", at: url)
-                let document = MoveNoticeNote(fileURL: url)
-                try await document.openThrowing()
-                try await body(folder, url, document)
-                try? await document.closeThrowing()
-            }
-        }
-    }
-
     @Test func theFileChangedBeforeTheSaveIsKeptAsAConflictVersion() async throws {
-        try await withOpenNote { folder, url, document in
+        try await withOpenNote(MoveNoticeNote.init) { folder, url, document in
             try put("v1 + theirs", at: url)  // another program's change, not yet seen
             document.edit("v1 + mine")
             // The notice arrives while the save takes its snapshot (after the save started).
@@ -45,7 +30,7 @@ struct SaveDuringMoveNoticeTests {
     /// place. None of the requested, started-for and current URLs is the target: the check used
     /// to take it for another file and skip itself.
     @Test func aSaveAskedForAPlaceTheFileHadIsChecked() async throws {
-        try await withOpenNote { folder, url, document in
+        try await withOpenNote(MoveNoticeNote.init) { folder, url, document in
             // The notice of a folder move whose undoing has not been announced yet.
             document.presentedItemDidMove(to: folder.appendingPathComponent("moved/note.txt"))
             try put("v1 + theirs", at: url)  // another program's change, not yet seen
@@ -60,7 +45,7 @@ struct SaveDuringMoveNoticeTests {
     /// A save as, to a place the file never had, is not a save over the document's own file:
     /// whatever is there is replaced without a conflict version, as before.
     @Test func aSaveAsElsewhereIsNotChecked() async throws {
-        try await withOpenNote { folder, _, document in
+        try await withOpenNote(MoveNoticeNote.init) { folder, _, document in
             let other = folder.appendingPathComponent("other.txt")
             try put("someone else's file", at: other)
             document.edit("v1 + mine")
@@ -91,24 +76,18 @@ final class MoveNoticeNote: EditableNote {
 @MainActor
 struct ClosedDocumentSaveTests {
     @Test func anotherProgramsChangeIsKeptAsAConflictVersion() async throws {
-        try await withPrivateVersionStore {
-            try await withDocumentFolder { folder in
-                let url = folder.appendingPathComponent("note.txt")
-                try put("v1", at: url)
-                let document = MoveNoticeNote(fileURL: url)
-                try await document.openThrowing()
-                document.edit("v1 + mine")
-                // Asked to step aside for a deletion that did not happen after all: it closes.
-                await withCheckedContinuation { continuation in
-                    document.accommodatePresentedItemDeletion { _ in continuation.resume() }
-                }
-                #expect(document.documentState.contains(.closed))
-                try put("v1 + theirs", at: url)
-                try await document.saveThrowing(to: url, for: .forOverwriting)
-
-                #expect(text(at: url) == "v1 + mine")
-                #expect(try conflictTexts(of: url) == ["v1 + theirs"], "the other program's change was overwritten unseen")
+        try await withOpenNote(MoveNoticeNote.init) { _, url, document in
+            document.edit("v1 + mine")
+            // Asked to step aside for a deletion that did not happen after all: it closes.
+            await withCheckedContinuation { continuation in
+                document.accommodatePresentedItemDeletion { _ in continuation.resume() }
             }
+            #expect(document.documentState.contains(.closed))
+            try put("v1 + theirs", at: url)
+            try await document.saveThrowing(to: url, for: .forOverwriting)
+
+            #expect(text(at: url) == "v1 + mine")
+            #expect(try conflictTexts(of: url) == ["v1 + theirs"], "the other program's change was overwritten unseen")
         }
     }
 }

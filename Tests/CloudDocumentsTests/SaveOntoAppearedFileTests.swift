@@ -13,48 +13,32 @@ import Testing
 @MainActor
 struct SaveOntoAppearedFileTests {
     @Test func aFileThatAppearsBetweenTheCheckAndTheWriteIsCheckedThenSaved() async throws {
-        try await withPrivateVersionStore {
-            try await withDocumentFolder { folder in
-                let url = folder.appendingPathComponent("note.txt")
-                try put("v1", at: url)
-                let document = AppearingFileNote(fileURL: url)
-                try await document.openThrowing()
-                try FileManager.default.removeItem(at: url)  // gone, without coordinating (rm)
-                document.edit("v1 + mine")
-                document.appearing.withLock { $0 = ["theirs, moved into place"] }
+        try await withOpenNote(AppearingFileNote.init) { _, url, document in
+            try FileManager.default.removeItem(at: url)  // gone, without coordinating (rm)
+            document.edit("v1 + mine")
+            document.appearing.withLock { $0 = ["theirs, moved into place"] }
 
-                try await document.saveThrowing(to: url, for: .forOverwriting)
-                #expect(text(at: url) == "v1 + mine")
-                #expect(try conflictTexts(of: url) == ["theirs, moved into place"], "the file that appeared was overwritten unseen")
-                #expect(!document.hasUnsavedChanges)
-                #expect(document.documentState.contains(.inConflict))
-
-                try? await document.closeThrowing()
-            }
+            try await document.saveThrowing(to: url, for: .forOverwriting)
+            #expect(text(at: url) == "v1 + mine")
+            #expect(try conflictTexts(of: url) == ["theirs, moved into place"], "the file that appeared was overwritten unseen")
+            #expect(!document.hasUnsavedChanges)
+            #expect(document.documentState.contains(.inConflict))
         }
     }
 
     @Test func aFileThatAppearsTwiceFailsTheSaveAndIsKept() async throws {
-        try await withPrivateVersionStore {
-            try await withDocumentFolder { folder in
-                let url = folder.appendingPathComponent("note.txt")
-                try put("v1", at: url)
-                let document = AppearingFileNote(fileURL: url)
-                try await document.openThrowing()
-                try FileManager.default.removeItem(at: url)
-                document.edit("v1 + mine")
-                // Appears, and after the second check it is gone and appears again.
-                document.appearing.withLock { $0 = ["theirs", "theirs again"] }
-                document.removeBeforeSecondCheck.withLock { $0 = true }
+        try await withOpenNote(AppearingFileNote.init) { _, url, document in
+            try FileManager.default.removeItem(at: url)
+            document.edit("v1 + mine")
+            // Appears, and after the second check it is gone and appears again.
+            document.appearing.withLock { $0 = ["theirs", "theirs again"] }
+            document.removeBeforeSecondCheck.withLock { $0 = true }
 
-                await #expect(throws: DocumentError.self) {
-                    try await document.saveThrowing(to: url, for: .forOverwriting)
-                }
-                #expect(text(at: url) == "theirs again", "the file that appeared was overwritten unseen")
-                #expect(document.hasUnsavedChanges)
-
-                try? await document.closeThrowing()
+            await #expect(throws: DocumentError.self) {
+                try await document.saveThrowing(to: url, for: .forOverwriting)
             }
+            #expect(text(at: url) == "theirs again", "the file that appeared was overwritten unseen")
+            #expect(document.hasUnsavedChanges)
         }
     }
 }
