@@ -123,9 +123,8 @@ enum TwoEditors {
         let ratio = ours.appendsPerSecond / raw.appendsPerSecond
         print("| appends/s per process, 2 processes with open `TextDocument`s (append, save, coordinated read) ÷ 2 doing the README read-modify-write | \(String(format: "%.1f", raw.appendsPerSecond)) | \(String(format: "%.1f", ours.appendsPerSecond)) | \(String(format: "%.2f ×", ratio)) | ≥ 0.5 × |")
         print("|   same ÷ 2 doing it durably (`SafeSave`: `fsync` of file and folder, like a document's save) | \(String(format: "%.1f", durable.appendsPerSecond)) | \(String(format: "%.1f", ours.appendsPerSecond)) | \(String(format: "%.2f ×", ours.appendsPerSecond / durable.appendsPerSecond)) | |")
-        let sorted = ours.readDurations.sorted()
-        if !sorted.isEmpty {
-            let p50 = sorted[sorted.count / 2] / 1e6, p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)] / 1e6
+        if !ours.readDurations.isEmpty {
+            let p50 = Measure.percentile(ours.readDurations, 0.5) / 1e6, p99 = Measure.percentile(ours.readDurations, 0.99) / 1e6
             print("| save-request round trip (a document's coordinated read that asks the other process's document to save first), p50 / p99 | | \(String(format: "%.2f / %.2f ms", p50, p99)) | | p99 ≤ 50 ms |")
         }
     }

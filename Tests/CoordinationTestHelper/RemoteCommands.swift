@@ -15,8 +15,9 @@
 //        CLOUDDOCUMENTS_LOCK_DIR), print "PRESENTING", then one line per message it gets:
 //        "RELINQUISH-READER", "RELINQUISH-WRITER" (each with a reacquirer that prints "REACQUIRE"),
 //        "SAVE", "DIDCHANGE", "DELETE". With save-writes, a save writes <text> to <path> (without
-//        coordinating); with refuse-save, a save fails with domain test.save, code 3. Stops at
-//        end of stdin ("STOPPED").
+//        coordinating); with refuse-save, a save fails with domain test.save, code 3. A line
+//        "add" on stdin registers one more presenter of <path> (same mode) and prints "ADDED".
+//        Stops at end of stdin ("STOPPED").
 //   presence-publish <table-file> <path>...
 //        claim a slot of the presence table, publish the paths, print "PUBLISHED <slot>", wait for
 //        end of stdin, release the slot and print "RELEASED" (kill it instead to leave a dead slot).
@@ -43,7 +44,14 @@ func runRemoteCommand(_ command: String, _ arguments: [String]) throws {
         let presenter = LinePresenter(URL(fileURLWithPath: arguments[0]), mode: mode, text: arguments.count > 2 ? arguments[2] : "")
         Coordinator.addFilePresenter(presenter)
         say("PRESENTING")
-        while readLine() != nil {}
+        var more: [LinePresenter] = []
+        while let line = readLine() {
+            guard line == "add" else { continue }
+            more.append(LinePresenter(URL(fileURLWithPath: arguments[0]), mode: mode, text: arguments.count > 2 ? arguments[2] : ""))
+            Coordinator.addFilePresenter(more[more.count - 1])
+            say("ADDED")
+        }
+        for extra in more { Coordinator.removeFilePresenter(extra) }
         Coordinator.removeFilePresenter(presenter)
         say("STOPPED")
     case "presence-publish":

@@ -140,6 +140,27 @@ struct RemoteDeliveryTests {
         #expect(RemoteFound(try setup.runtime.remote.addresses(at: inside, context: WaitContext(timeout: .seconds(30), token: CancellationToken())), item: inside).item.count == 1)
     }
 
+    @Test("a process's answer to a lookup is remembered until it publishes a new presenter: not asked again, then asked")
+    func answersAreRememberedUntilANewPresenter() throws {
+        let setup = try Setup()
+        let child = try setup.present()
+        defer { child.closeInput(); child.waitForExit() }
+        let path = PathBytes.path(of: setup.file)
+        let patient = WaitContext(timeout: .seconds(30), token: CancellationToken())
+        #expect(try setup.runtime.remote.addresses(at: path, context: patient).count == 1)
+        // Stopped, the process cannot answer anything, and a context whose deadline has passed
+        // fails any wait at once: the same answer again proves nothing was asked.
+        #expect(child.stopAndWaitUntilStopped())
+        let expired = WaitContext(timeout: .zero, token: CancellationToken())
+        let remembered = Result { () throws(CoordinationError) in try setup.runtime.remote.addresses(at: path, context: expired) }
+        #expect(kill(child.process.processIdentifier, SIGCONT) == 0)
+        #expect((try? remembered.get())?.count == 1)
+        // A second presenter of the same file in that process is published: asked again, found.
+        child.send("add")
+        #expect(child.expect("ADDED") == "ADDED")
+        #expect(try setup.runtime.remote.addresses(at: path, context: patient).count == 2)
+    }
+
     @Test("switched off, presenters in other processes are not messaged")
     func offByDefault() throws {
         let setup = try Setup()

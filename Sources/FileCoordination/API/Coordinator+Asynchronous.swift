@@ -61,12 +61,11 @@ extension Coordinator {
 }
 
 extension Coordinator {
-    /// Runs `body` — which may sleep for a long time waiting for locks — on a thread of its own.
-    /// Not on `DispatchQueue.global()`: blocked global threads starve other work queued there until
+    /// Runs `body` — which may sleep for a long time waiting for locks — at once on a thread of
+    /// the `WaitingThreads.coordinations` pool (an idle one, or a new one). Not on
+    /// `DispatchQueue.global()`: blocked global threads starve other work queued there until
     /// libdispatch adds a thread, which takes about a second on a 2-core machine.
     static func onWaitingThread(_ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = "FileCoordination.wait"
-        thread.start()
+        WaitingThreads.coordinations.run(body)
     }
 }

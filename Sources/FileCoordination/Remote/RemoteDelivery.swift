@@ -40,20 +40,42 @@ final class RemoteDelivery: PresenterDelivery {
     /// (so the messages after an access reach those asked before it without asking again).
     private let known = Locked<(routes: [PresenterID: Int], atPath: [String: [PresenterAddress]])>(([:], [:]))
     private static let rememberedPaths = 256
-    /// Slots found *not* to present a path, with the slot's publication counter read before
-    /// asking: valid while the counter is unchanged (the slot added nothing since). Saves the
-    /// round trip that a false candidate (a hash collision) would otherwise cost on every access.
-    /// Only lookups of the item and ancestors scopes (`RemoteLookup.Scope.concerning`, what the
-    /// fast path's `mayConcern` asks about) are cached.
-    private let nothingThere = Locked<[String: [Int: UInt64]]>([:])
-    private static let rememberedNegatives = 4096
+    /// What each slot answered to a lookup of a path (with a scope), with the slot's owner and its
+    /// publication counter read before asking: valid while both are unchanged — the slot added no
+    /// presenter since, so it presents nothing new there (a presenter it removed since is answered
+    /// `.gone` by its process, as when the removal races a lookup). Saves the round trip of every
+    /// lookup after the first while the other process's presenters stay put, which is all of them
+    /// in ordinary editing, and that of a false candidate (a hash collision).
+    private let answered = Locked<[LookupKey: [Int: SlotAnswer]]>([:])
+    private static let rememberedAnswers = 4096
+
+    private struct LookupKey: Hashable {
+        var path: String
+        var scope: UInt8
+    }
+
+    private struct SlotAnswer {
+        var pid: Int32
+        var counter: UInt64
+        var entries: [RemoteLookupAnswer.Entry]
+    }
+
+    /// The answer `slot` gave to the lookup `key`, if its owner and counter are still those.
+    private func remembered(_ key: LookupKey, slot: Int, table: PresenceTable) -> SlotAnswer? {
+        guard let answer = answered.withLock({ $0[key]?[slot] }),
+              answer.counter == table.publications(ofSlot: slot),
+              answer.pid == table.pid(ofSlot: slot) else { return nil }
+        return answer
+    }
 
     /// `slots` less those known not to present `path` (and unchanged since).
     func unknown(_ slots: UInt64, at path: String, table: PresenceTable) -> UInt64 {
-        guard let known = nothingThere.withLock({ $0[path] }) else { return slots }
+        let key = LookupKey(path: path, scope: RemoteLookup.Scope.concerning.rawValue)
         var left = slots
-        for (slot, counter) in known where table.publications(ofSlot: slot) == counter {
-            left &= ~(1 << UInt64(slot))
+        for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
+            if let answer = remembered(key, slot: slot, table: table), answer.entries.isEmpty {
+                left &= ~(1 << UInt64(slot))
+            }
         }
         return left
     }
@@ -83,14 +105,28 @@ final class RemoteDelivery: PresenterDelivery {
         var found: [PresenterAddress] = []
         var routes: [(PresenterID, Int)] = []
         reach.withLock { $0 = (socketFolder, table) }
+        let key = LookupKey(path: path, scope: scope.rawValue)
+        func add(_ entries: [RemoteLookupAnswer.Entry], of pid: Int32, slot: Int) {
+            for entry in entries {
+                let presenter = PresenterID(process: pid, number: UInt(truncatingIfNeeded: entry.presenterNumber))
+                found.append(PresenterAddress(id: presenter, path: entry.path))
+                routes.append((presenter, slot))
+            }
+        }
         for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
+            if let answer = remembered(key, slot: slot, table: table) {
+                add(answer.entries, of: answer.pid, slot: slot)
+                continue
+            }
             guard let link = link(slot) else {
                 if let pid = liveOwner(of: slot) {  // else reaped
                     RemoteLog.dropped("a lookup of \(path) in process \(pid): it is alive but cannot be reached; taken to present nothing there")
                 }
                 continue
             }
-            let counter = table.publications(ofSlot: slot)  // before asking: see `nothingThere`
+            // Read before asking (see `answered`): a presenter published after this read makes
+            // the remembered answer stale at once, even if the answer already counts it.
+            let counter = table.publications(ofSlot: slot)
             let wait = RemoteWait()
             ask(on: link, slot: slot, what: "a lookup of \(path)") { id in
                 .lookup(RemoteLookup(id: id, path: path, scope: scope))
@@ -105,17 +141,13 @@ final class RemoteDelivery: PresenterDelivery {
                 continue
             }
             guard case .lookupAnswer(let answer)? = reply else { continue }
-            if answer.entries.isEmpty && scope == .concerning {
-                nothingThere.withLock { cache in
-                    if cache.count >= Self.rememberedNegatives { cache.removeAll() }
-                    cache[path, default: [:]][slot] = counter
+            if table.pid(ofSlot: slot) == link.peer.pid {
+                answered.withLock { cache in
+                    if cache.count >= Self.rememberedAnswers { cache.removeAll() }
+                    cache[key, default: [:]][slot] = SlotAnswer(pid: link.peer.pid, counter: counter, entries: answer.entries)
                 }
             }
-            for entry in answer.entries {
-                let presenter = PresenterID(process: link.peer.pid, number: UInt(truncatingIfNeeded: entry.presenterNumber))
-                found.append(PresenterAddress(id: presenter, path: entry.path))
-                routes.append((presenter, slot))
-            }
+            add(answer.entries, of: link.peer.pid, slot: slot)
         }
         known.withLock { known in
             for (presenter, slot) in routes { known.routes[presenter] = slot }

@@ -1,0 +1,220 @@
+import FileCoordination
+import Foundation
+import SystemSupport
+
+// A save, in three steps (Docs/Documents.md, "Saving"):
+//
+// 1. **Snapshot**, on the main actor: `contents(forType:)` and the attributes, with the change
+//    token read before them (`takeSnapshot`, usually taken before the save was queued:
+//    `prepareSave`).
+// 2. **Write**, in one coordinated write of the target (`writeUnderLock`): the snapshot is checked
+//    to be still current (else taken again), the file found there is protected (merged or kept as
+//    a conflict version, never silently overwritten), the snapshot written safely, and what was
+//    done returned as a `SaveOutcome`.
+// 3. **Record** (`record(_:)`), still under the write lock: the document's file, identity, change
+//    token and state. Under the lock, not after it: a writer of another process that takes the
+//    lock next must find the document already knowing the bytes it saved (else its change is
+//    taken for ours, or ours for a change to reload), and a document saved somewhere new is
+//    registered there before anyone else can coordinate on that path. Then, without the lock,
+//    the conflict state, the save observer and the state announcements (`finishSave`).
+//
+// `performSave` runs on the lifecycle queue (explicit saves, autosave, close) or on the presenter
+// save queue (a save asked by another coordinator), never on the main thread; `saveLock` keeps
+// two of them from writing at once.
+
+extension CloudDocument {
+    /// What a save's coordinated write did: what the record and the steps after it need.
+    struct SaveOutcome {
+        /// The file written (the target the coordinator gave: a coordinated move may have changed it).
+        var target: URL
+        /// The snapshot written.
+        var snapshot: Snapshot
+        /// The check before writing (merged contents, conflict version kept).
+        var protection: OverwriteProtection
+        /// The file's identity just after the write.
+        var identity: DiskIdentity?
+        /// The target is the document's own file (wherever a move notice says it is now).
+        var ownFile: Bool
+    }
+
+    /// What recording a save changed, for the steps after the write lock.
+    struct SaveRecord {
+        /// A new document became open with this save (its first save, or a save of a closed one).
+        var becameOpen: Bool
+        /// The document's file is now elsewhere (saved as, or opened by this save).
+        var landedElsewhere: Bool
+        /// A conflict version was kept.
+        var keptConflict: Bool
+    }
+
+    /// Saves to `url`: the three steps above. Throws what the snapshot, coordination or write
+    /// threw — after reporting it to ``handleError(_:userInteractionPermitted:)`` (as `origin`
+    /// permits), setting ``DocumentState/savingError`` and telling the save observer — with the
+    /// file on disk untouched. ``DocumentError/documentClosed`` when the document closed (or
+    /// reopened) since the save was asked for.
+    nonisolated func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin,
+                                 prepared: PreparedSave? = nil) throws {
+        assertNotOnMainThread()
+        let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen, fileURL: $0.fileURL) }
+        // The progress published for the snapshot being written: ended if the save fails.
+        var progress: Progress?
+        do {
+            if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
+            if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
+            let preparedSnapshot = try prepared.map { prepared in
+                let snapshot = try prepared.snapshot.get()
+                progress = snapshot.progress
+                return snapshot
+            }
+            let coordinator = makeCoordinator()
+            let record = try coordinator.coordinate(writingItemAt: url) { target in
+                saveLock.lock()
+                defer { saveLock.unlock() }
+                let outcome = try writeUnderLock(to: url, target: target, for: operation, start: start,
+                                                 prepared: preparedSnapshot, coordinator: coordinator, progress: &progress)
+                return self.record(outcome)
+            }
+            finishSave(to: url, record)
+        } catch {
+            endProgress(progress)
+            update { storage in
+                if storage.session == start.session && storage.isOpen { storage.state.insert(.savingError) }
+            }
+            report(error, userInteractionPermitted: origin.userInteractionPermitted)
+            notifySaveObserver(.failure(error))
+            waitForAnnouncements()
+            throw error
+        }
+    }
+
+    /// Step 2, with the write lock of `target` and `saveLock` held: the snapshot (the prepared one
+    /// if still current, else a new one from the main actor), the protection of the file found at
+    /// `target`, and the safe write. `progress` is set to the snapshot's progress as soon as it is
+    /// known.
+    private nonisolated func writeUnderLock(
+        to url: URL, target: URL, for operation: SaveOperation, start: SaveStart, prepared: Snapshot?,
+        coordinator: Coordinator, progress: inout Progress?
+    ) throws -> SaveOutcome {
+        let snapshot: Snapshot
+        let (nowToken, nowKnown) = storage.withLock { ($0.changes.token, $0.diskIdentity) }
+        if let prepared, prepared.token == nowToken, prepared.knownIdentity == nowKnown {
+            let current = storage.withLock { $0.session == start.session && $0.isOpen == start.wasOpen }
+            guard current else { throw DocumentError.documentClosed }
+            snapshot = prepared
+        } else {
+            // No snapshot, or one taken before the document changed again or before another save
+            // or reload of it: take it now. (Writing a stale snapshot after another save wrote
+            // newer contents — a merge with another program's edit, say — would silently drop
+            // them.)
+            snapshot = try onMainActor { () throws -> Snapshot in
+                try takeSnapshot(to: url, for: operation, start: start)
+            }
+            progress = snapshot.progress
+        }
+        storage.withLock { $0.writeProgress = progressReporter(for: snapshot.progress) }
+        defer { storage.withLock { $0.writeProgress = nil } }
+        // A file changed since we last read or wrote it is kept as a conflict version (or merged
+        // by resolveConflict), never silently overwritten.
+        let targetPath = PathBytes.path(of: target)
+        let ownFile = url.isSameFilePath(as: start.fileURL)
+            || storage.withLock { $0.locations.contains(url) || $0.locations.contains(target) }
+        if ownFile { restoreItemIdentity(at: targetPath) }
+        func protect() throws -> OverwriteProtection {
+            let protection = try protectOverwrittenContents(at: target, path: targetPath, for: operation,
+                                                            requested: url, startedFor: start.fileURL,
+                                                            contents: snapshot.contents, coordinator: coordinator)
+            // Keeping a version may have given the file its identity just now: learn it.
+            if ownFile && protection.keptVersion { learnItemIdentity(at: targetPath) }
+            return protection
+        }
+        // Overwriting a file that was not there when checked creates it (no replace): an item
+        // that appeared since was never checked and must not be overwritten unseen.
+        func write(_ protection: OverwriteProtection) throws {
+            let writeOperation: SaveOperation = protection.targetWasMissing ? .forCreating : operation
+            try writeContents(protection.contents, andAttributes: snapshot.attributes, safelyTo: target, for: writeOperation)
+        }
+        let firstCheck = try protect()
+        let protection: OverwriteProtection
+        do {
+            try write(firstCheck)
+            protection = firstCheck
+        } catch DocumentError.alreadyExists where firstCheck.targetWasMissing && operation == .forOverwriting {
+            // It appeared after the check (a folder moved back into place by a move that took no
+            // lock of this path, in the soak): check it now, as any file found at the target is —
+            // merged or kept as a conflict version — then overwrite it. Once: a second appearance
+            // fails the save with `alreadyExists`.
+            let secondCheck = try protect()
+            try write(secondCheck)
+            protection = secondCheck
+        }
+        if ownFile { stampItemIdentity(onNewFileAt: targetPath) }
+        return SaveOutcome(target: target, snapshot: snapshot, protection: protection,
+                           identity: DiskIdentity.of(targetPath, followingLinks: true), ownFile: ownFile)
+    }
+
+    /// Step 3, still under the write lock: the document now presents `outcome.target`, with the
+    /// saved bytes' identity and change token; a document that became open, or moved, is
+    /// registered at its file again before the lock is released.
+    ///
+    /// With progress: on the main actor, after the announcement of progressAvailable, so an
+    /// observer of that announcement still finds the progress published; the changes are
+    /// announced in the same visit (the wait for announcements after the save then needs no
+    /// second one). Without: at once, on the calling thread.
+    private nonisolated func record(_ outcome: SaveOutcome) -> SaveRecord {
+        let keptConflict = outcome.protection.conflict != nil
+        let apply = { @Sendable [self] in update { storage -> (URL, Bool) in
+            let oldURL = storage.fileURL
+            storage.fileURL = outcome.target
+            // Saved over its own file (wherever it was found), or somewhere new.
+            if outcome.ownFile { storage.locations.moved(to: outcome.target) } else { storage.locations.reset(to: outcome.target) }
+            storage.changes.markSaved(outcome.snapshot.token)
+            storage.diskIdentity = outcome.identity
+            storage.racyContents = RacyIdentity.bytesToKeep(for: outcome.identity, contents: outcome.protection.contents.data)
+            if let identity = outcome.identity { storage.fileModificationDate = identity.modificationDate }
+            storage.state.remove(.savingError)
+            if keptConflict { storage.state.insert(.inConflict) }
+            if let progress = outcome.snapshot.progress, storage.progress === progress {
+                storage.progress = nil
+                storage.state.remove(.progressAvailable)
+            }
+            guard !storage.isOpen else { return (oldURL, false) }
+            // A new document saved for the first time is open from now on.
+            storage.session += 1
+            storage.state.remove(.closed)
+            storage.editingDisabledCount = 0
+            return (oldURL, true)
+        } }
+        let (oldURL, becameOpen) = outcome.snapshot.progress == nil ? apply() : onMainActor { () -> (URL, Bool) in
+            let recorded = apply()
+            announcePendingStates()
+            return recorded
+        }
+        let moved = !oldURL.isSameFilePath(as: outcome.target)
+        if becameOpen {
+            registerAsPresenter()
+        } else if moved {
+            reregisterAsPresenter()
+        }
+        return SaveRecord(becameOpen: becameOpen, landedElsewhere: becameOpen || moved, keptConflict: keptConflict)
+    }
+
+    /// After the write lock: autosave for a document that became open, the conflict state, the
+    /// save observer, and the state announcements (waited for, so they precede the caller's
+    /// completion).
+    private nonisolated func finishSave(to url: URL, _ record: SaveRecord) {
+        if record.becameOpen { restartAutosaveTimer() }
+        // A save as (or a first save) may land on an item that has unresolved conflicts. A save
+        // over the document's own file changes no conflict version unless it kept one (then the
+        // state is set in the record): the store is not read again (it costs a tenth of a small
+        // save).
+        if !record.keptConflict && record.landedElsewhere { refreshConflictState() }
+        notifySaveObserver(.success(url))
+        waitForAnnouncements()
+    }
+
+    /// Tells the save observer (a test hook) how the save ended, on the main actor.
+    private nonisolated func notifySaveObserver(_ outcome: Result<URL, any Error>) {
+        guard let observer = storage.withLock({ $0.saveObserver }) else { return }
+        onMainActor { observer(outcome) }
+    }
+}
