@@ -29,12 +29,12 @@ struct LockTransitionTests {
         }
         #expect(writeEnded.wait())
         // Only the read is left: it shares with readers and its own group, and excludes writers.
-        #expect(writeIsBlocked(file), "a plain writer got in while the group's read still runs")
-        #expect(writeIsBlocked(file, purpose: "com.example.other"))
-        #expect(!writeIsBlocked(file, purpose: "com.example.downgrade"))
-        #expect(!readIsBlocked(file))
+        #expect(writeWaits(file), "a plain writer got in while the group's read still runs")
+        #expect(writeWaits(file, purpose: "com.example.other"))
+        #expect(writeGetsIn(file, purpose: "com.example.downgrade"))
+        #expect(readGetsIn(file))
         reader.release()
-        #expect(!writeIsBlocked(file))
+        #expect(writeGetsIn(file))
     }
 
     // MARK: Bug 2 — an upgrade gets past a writer queued on the pending gate
@@ -86,7 +86,7 @@ struct LockTransitionTests {
                 events.mutate { $0.append("writer failed: \(error)") }
             }
         }
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(file) })
         writerQueued.fire()
         let finished = readerDone.wait() && writerDone.wait()
         #expect(finished, "the upgrade deadlocked against the queued writer")
@@ -112,7 +112,7 @@ struct LockTransitionTests {
         #expect(readHeld.wait())
         child = try ChildProcess(["queue-write", file.path, "from the other process"])
         #expect(child?.expect("STARTING") == "STARTING")
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(file) })
         writerQueued.fire()
         let finished = readerDone.wait()
         #expect(finished, "the upgrade deadlocked against the writer queued in another process")
@@ -125,28 +125,20 @@ struct LockTransitionTests {
 
     // MARK: Bug 2 — two upgraders at once
 
-    @Test func twoReadersThatBothUpgradeOneFailsAtOnceWithWouldDeadlock() throws {
+    /// Two readers of different owners that both upgrade: the first gets its write, the second is
+    /// refused with `.wouldDeadlock` at once (not timed out). Purposes: nil is plain mode.
+    @Test("two readers that both upgrade: one fails at once with wouldDeadlock", arguments: [
+        (nil, nil),                                // two plain readers
+        ("com.example.p", "com.example.q"),        // two groups
+        ("com.example.p", nil),                    // a group and a plain reader
+    ] as [(String?, String?)])
+    func twoUpgradersOneFailsAtOnce(first: String?, second: String?) throws {
         let scratch = try Scratch()
         let file = scratch.file("two-upgraders.txt", contents: "x")
-        let outcome = try twoUpgraders(file, first: Coordinator(), second: Coordinator())
+        let outcome = try twoUpgraders(file, first: first.map { coordinator(purpose: $0) } ?? Coordinator(),
+                                       second: second.map { coordinator(purpose: $0) } ?? Coordinator())
         #expect(outcome.first == "upgraded")
         #expect(outcome.second == "wouldDeadlock")   // refused, not timed out
-    }
-
-    @Test func twoGroupsThatBothUpgradeOneFailsAtOnceWithWouldDeadlock() throws {
-        let scratch = try Scratch()
-        let file = scratch.file("two-groups.txt", contents: "x")
-        let outcome = try twoUpgraders(file, first: coordinator(purpose: "com.example.p"), second: coordinator(purpose: "com.example.q"))
-        #expect(outcome.first == "upgraded")
-        #expect(outcome.second == "wouldDeadlock")
-    }
-
-    @Test func aGroupAndAPlainReaderThatBothUpgradeOneFailsAtOnce() throws {
-        let scratch = try Scratch()
-        let file = scratch.file("group-plain.txt", contents: "x")
-        let outcome = try twoUpgraders(file, first: coordinator(purpose: "com.example.p"), second: Coordinator())
-        #expect(outcome.first == "upgraded")
-        #expect(outcome.second == "wouldDeadlock")
     }
 
     @Test func twoMembersOfOneGroupThatUpgradeWhileAnotherReadsBothGetThrough() throws {
@@ -176,7 +168,7 @@ struct LockTransitionTests {
         }
         // Both members read; both upgrade, and both wait for the plain reader, not for each other.
         gos[0].fire()
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(file) })
         gos[1].fire()
         plainReader.release()
         #expect(done.allSatisfy { $0.wait() })
@@ -191,15 +183,12 @@ struct LockTransitionTests {
         let presenter = RecordingPresenter(file)
         let writer = Holder.writing(file, coordinator: Coordinator(filePresenter: presenter))
         let second = Coordinator(filePresenter: presenter)
-        second.timeout = .milliseconds(300)
-        #expect(!fails(with: "timedOut") { try second.coordinate(readingItemAt: file) { _ in } })
-        #expect(!fails(with: "timedOut") { try second.coordinate(writingItemAt: file) { _ in } })
-        #expect(readIsBlocked(file), "a coordinator without the presenter still waits")
-        #expect(fails(with: "timedOut") {
-            let other = Coordinator(filePresenter: RecordingPresenter(file))
-            other.timeout = .milliseconds(150)
-            try other.coordinate(readingItemAt: file) { _ in }
-        }, "a coordinator of another presenter still waits")
+        second.timeout = Polling.hangGuard
+        #expect(throws: Never.self) { try second.coordinate(readingItemAt: file) { _ in } }
+        #expect(throws: Never.self) { try second.coordinate(writingItemAt: file) { _ in } }
+        #expect(readWaits(file), "a coordinator without the presenter still waits")
+        #expect(contend(Coordinator(filePresenter: RecordingPresenter(file))) { try $0.coordinate(readingItemAt: file) { _ in } } == .waited,
+                "a coordinator of another presenter still waits")
         writer.release()
     }
 
@@ -208,19 +197,21 @@ struct LockTransitionTests {
     @Test func aDirectoryMovedIntoPlaceWhileADeleteWaitsIsLockedWhole() throws {
         let scratch = try Scratch()
         let place = scratch.file("later")  // nothing there yet
-        let placeHolder = Holder.writing(place, options: .forReplacing)
+        // A plain write: a `.forReplacing` holder of the missing place would lock its tree too
+        // (nothing there counts as a directory), and the writer inside below would wait for it.
+        let placeHolder = Holder.writing(place)
         let deleter = Coordinator()
         let deleted = Box<Bool>(false)
         let deleteDone = onThread {
             try? deleter.coordinate(writingItemAt: place, options: .forDeleting) { _ in deleted.value = true }
         }
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(place) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(place) })
         // While the delete waits, a directory arrives (as a coordinated move would put it there),
         // and someone writes a file inside it.
         let inner = scratch.file("later/inner.txt", contents: "half-written")
         let innerWriter = Holder.writing(inner)
         placeHolder.release()
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(inner) || deleted.value })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(inner) || deleted.value })
         #expect(!deleted.value, "the delete ran while a writer inside the directory was still writing")
         innerWriter.release()
         #expect(deleteDone.wait())
@@ -230,17 +221,17 @@ struct LockTransitionTests {
     @Test func aDirectoryMovedIntoPlaceWhileADeleteWaitsWaitsForAWriterInsideInAnotherProcess() throws {
         let scratch = try Scratch()
         let place = scratch.file("arriving")
-        let placeHolder = Holder.writing(place, options: .forReplacing)
+        let placeHolder = Holder.writing(place)  // plain: see the test above
         let deleted = Box<Bool>(false)
         let deleteDone = onThread {
             try? Coordinator().coordinate(writingItemAt: place, options: .forDeleting) { _ in deleted.value = true }
         }
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(place) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(place) })
         let inner = scratch.file("arriving/inner.txt", contents: "half-written")
         let innerWriter = try ChildProcess(["hold", "write", inner.path])
         #expect(innerWriter.expect("HELD") == "HELD")
         placeHolder.release()
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(inner) || deleted.value })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(inner) || deleted.value })
         #expect(!deleted.value, "the delete ran while a writer in another process wrote inside the directory")
         innerWriter.send()
         #expect(innerWriter.expect("RELEASED") == "RELEASED")
@@ -259,9 +250,9 @@ struct LockTransitionTests {
     @Test func aWriteEndingWhileAnotherThreadsReadEndsLeavesNoLockBehind() throws {
         let scratch = try Scratch()
         let file = scratch.file("downgrade-race.txt", contents: "x")
-        let path = CanonicalPath.of(file)
+        let path = CanonicalPath.of(file, in: CoordinationRuntime.process.paths)
         let directory = try LockDirectory.current()
-        let owner = LockOwner()
+        let owner = LockOwner(lockTable: CoordinationRuntime.process.lockTable)
         func take(_ access: LockAccess) throws {
             let stepper = LockStepper(context: WaitContext(timeout: nil, token: CancellationToken()), owner: owner)
             try owner.acquire(access, path: path, stepper: stepper) { () throws(CoordinationError) in
@@ -279,13 +270,13 @@ struct LockTransitionTests {
         #expect(writeEnded.wait())
         owner.downgradeHookForTests.withLock { $0 = nil }
         #expect(Self.locksHeldByThisProcess(on: file).isEmpty, "a lock was left on a descriptor nobody holds")
-        #expect(!writeIsBlocked(file))
+        #expect(writeGetsIn(file))
     }
 
     /// The locks this process holds on `item`'s lock file, as /proc/self/fdinfo lists them.
     private static func locksHeldByThisProcess(on item: URL) -> [String] {
         guard let directory = try? LockDirectory.current() else { return [] }
-        let lockFile = LockFileNaming.lockFilePath(for: CanonicalPath.of(item), in: directory.path)
+        let lockFile = LockFileNaming.lockFilePath(for: CanonicalPath.of(item, in: CoordinationRuntime.process.paths), in: directory.path)
         var found: [String] = []
         for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fdinfo")) ?? [] {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor),
@@ -329,7 +320,7 @@ struct LockTransitionTests {
         #expect(secondReading.wait())
         firstGo.fire()
         // The first upgrader now waits for the second's read (it holds the pending gate).
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(file) })
         secondGo.fire()
         let finished = secondDone.wait() && firstDone.wait()
         #expect(finished, "the two upgraders deadlocked")

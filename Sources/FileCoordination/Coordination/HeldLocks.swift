@@ -72,7 +72,11 @@ struct HeldLocks: Sendable {
                 // Decide only now, with the write lock held, whether the item is a directory: it
                 // may have been created or moved into place while we waited for that lock (a
                 // coordinated mover must hold it to do so), and no `lstat` taken before counts.
-                if claim.subtreeIfDirectory && Self.isDirectory(path) {
+                // Nothing there counts as a directory too: a move's destination is usually
+                // missing, and the folder moved there brings its items under this path, where an
+                // accessor that still holds a lock inside it (a document saving to the place it
+                // had before an earlier move) must finish before they land (found by the soak).
+                if claim.subtreeIfDirectory && Self.isDirectoryOrMissing(path) {
                     subtrees.insert(path)
                     try take(ItemLock(path: path, access: .tree), stepper: stepper, locate: locate)
                     for inner in Self.descendantLockFiles(of: path, in: directory) {
@@ -106,9 +110,13 @@ struct HeldLocks: Sendable {
         }
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
+    /// Whether `path` is a directory, or nothing at all (`ENOENT`; a missing folder above it
+    /// counts too). A file, a link or an unreadable path is neither.
+    private static func isDirectoryOrMissing(_ path: String) -> Bool {
         var info = stat()
-        return CanonicalPath.withCString(path) { lstat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        let result = CanonicalPath.withCString(path) { lstat($0, &info) == 0 ? 0 : errno }
+        if result == ENOENT || result == ENOTDIR { return result == ENOENT }
+        return result == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The lock files of the items inside `directory`, found by listing the mirrored folder.
