@@ -59,7 +59,9 @@ enum MoverWorker {
             // The first time: make it, coordinated (unless the folder moved meanwhile).
             do {
                 let made = try Coordinator().coordinate(writingItemAt: places[0]) { url -> Bool in
-                    guard exists(url.deletingLastPathComponent()) else { return false }
+                    // The folder may have moved away and back since the look above, bringing
+                    // the file made before: then it is there already (raced, not an error).
+                    guard exists(url.deletingLastPathComponent()), !exists(url) else { return false }
                     try Data("mover \(context.index)\n".utf8).write(to: url, options: .withoutOverwriting)
                     return true
                 }
