@@ -29,14 +29,17 @@ let package = Package(
     ],
     targets: [
         // MARK: Library
-        // The system layer both modules share (errno values, byte paths, file identity).
-        // Package-internal: not a product.
-        .target(name: "SystemSupport", swiftSettings: strict),
-        .target(name: "FileCoordination", dependencies: ["SystemSupport"], swiftSettings: strict),
-        .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport"],
+        // C declarations of the Linux calls and constants Swift's Glibc module leaves out (statx,
+        // getdents64, renameat2, accept4, F_OFD_*, CMSG_*, xattrs, …). Package-internal: not a product.
+        .target(name: "CSystemShim"),
+        // The system layer both modules share (errno values, system-call errors, descriptors,
+        // byte paths, file identity). Package-internal: not a product.
+        .target(name: "SystemSupport", dependencies: ["CSystemShim"], swiftSettings: strict),
+        .target(name: "FileCoordination", dependencies: ["SystemSupport", "CSystemShim"], swiftSettings: strict),
+        .target(name: "CloudDocuments", dependencies: ["FileCoordination", "SystemSupport", "CSystemShim"],
                 swiftSettings: strict),
         // Containers, metadata queries and the key-value store (the iCloud half of the model).
-        .target(name: "Ubiquity", dependencies: ["CloudDocuments", "FileCoordination", "SystemSupport"],
+        .target(name: "Ubiquity", dependencies: ["CloudDocuments", "FileCoordination", "SystemSupport", "CSystemShim"],
                 swiftSettings: strict),
         // Apple's names (NSFileCoordinator, NSFilePresenter, …) over FileCoordination; opt-in.
         .target(name: "FoundationCompatibility", dependencies: ["FileCoordination", "CloudDocuments", "Ubiquity"],
@@ -63,9 +66,9 @@ let package = Package(
         .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "SystemSupport"], swiftSettings: strict),
         .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
                           swiftSettings: strict),
-        .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport"],
+        .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),
-        .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity"], swiftSettings: strict),
+        .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "CSystemShim"], swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport"], swiftSettings: strict),
 
         // MARK: Tests

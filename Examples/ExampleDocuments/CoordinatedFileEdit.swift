@@ -49,7 +49,7 @@ public enum CoordinatedFileEdit {
     /// - Returns: ``Outcome/result`` of what `change` returned.
     /// - Throws: ``CoordinationError`` when the wait for the locks fails (nothing was read);
     ///   ``DocumentError/fileNotFound(_:)`` when nothing is at `url`,
-    ///   ``DocumentError/notReadable(_:underlying:)`` when it is not a regular file or cannot be
+    ///   ``DocumentError/notReadable(_:underlying:errno:)`` when it is not a regular file or cannot be
     ///   read; what `change` throws; the ``DocumentError`` of a failed write. The files are then
     ///   left as they were, except after the write's two late failures that say the new contents
     ///   are in place (see ``SafeSave/write(_:to:creating:progress:)``).

@@ -21,14 +21,12 @@ package struct LineReader {
             }
             if timeoutMilliseconds >= 0 {
                 var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, timeoutMilliseconds)
-                if ready < 0 && errno == EINTR { continue }
-                guard ready > 0 else { return nil }
+                guard case .success(let ready) = valueOrErrno({ poll(&poller, 1, timeoutMilliseconds) }), ready > 0
+                else { return nil }
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(descriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard case .success(let count) = valueOrErrno({ read(descriptor, &chunk, chunk.count) }), count > 0
+            else { return nil }
             buffer += chunk[..<count]
         }
     }

@@ -1,34 +1,33 @@
+import CSystemShim
 import Glibc
 
-/// `renameat2(2)`: a rename with a flag — the one copy of the lookup shared by saving (CloudDocuments),
-/// rclone bisync promotion (FileCoordination) and moves into and out of containers (Ubiquity).
-/// Any thread. Paths are lossless path strings (`PathBytes`).
+/// `renameat2(2)`: a rename with a flag — the one copy shared by saving (CloudDocuments), rclone
+/// bisync promotion (FileCoordination) and moves into and out of containers (Ubiquity), through
+/// CSystemShim's `cshim_renameat2`. Any thread. Paths are lossless path strings (`PathBytes`).
 package enum RenameAt2 {
-    /// Flags of `renameat2(2)` (from `<linux/fs.h>`; not exported by the Glibc module).
-    package enum Flag: UInt32, Sendable {
+    /// Flags of `renameat2(2)`.
+    package enum Flag: Sendable {
         /// Fail with EEXIST if the destination exists.
-        case noReplace = 1
+        case noReplace
         /// Swap source and destination atomically; both must exist.
-        case exchange = 2
+        case exchange
+
+        /// The value the kernel takes (CSystemShim's `CSHIM_RENAME_*`, checked against glibc's).
+        var rawFlag: UInt32 {
+            switch self {
+            case .noReplace: return CSHIM_RENAME_NOREPLACE
+            case .exchange: return CSHIM_RENAME_EXCHANGE
+            }
+        }
     }
 
-    private typealias Function = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-
-    /// glibc's `renameat2` wrapper (glibc 2.28+). The Glibc module does not import it, and
-    /// `syscall(2)` is variadic and so not callable from Swift; it is looked up once.
-    private static let function: Function? = {
-        guard let symbol = dlsym(nil, "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: Function.self)
-    }()
-
     /// Renames `source` to `destination` with `flag`, retrying on EINTR. Fails with ENOSYS when the
-    /// C library lacks the call; file systems that lack the flag answer EINVAL
+    /// kernel lacks the call (before Linux 3.15); file systems that lack the flag answer EINVAL
     /// (``isUnsupported(_:)`` says whether to fall back).
     package static func rename(_ source: String, to destination: String, flag: Flag) -> Result<Void, Errno> {
-        guard let function else { return .failure(Errno(rawValue: ENOSYS)) }
-        return PathBytes.withCString(source) { from in
+        PathBytes.withCString(source) { from in
             PathBytes.withCString(destination) { to in
-                valueOrErrno { function(AT_FDCWD, from, AT_FDCWD, to, flag.rawValue) }.map { _ in () }
+                valueOrErrno { cshim_renameat2(AT_FDCWD, from, AT_FDCWD, to, flag.rawFlag) }.map { _ in () }
             }
         }
     }

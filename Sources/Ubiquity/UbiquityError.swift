@@ -2,7 +2,12 @@ import Foundation
 import SystemSupport
 
 /// Why a ubiquity operation failed. Every case says what to do about it.
-public enum UbiquityError: Error, Sendable, Equatable {
+///
+/// ``errno`` gives the system error number of ``moveFailed(source:destination:errno:)``,
+/// ``removeFailed(path:errno:)`` and ``itemUnavailable(path:errno:)`` as an `Errno`, and
+/// ``underlyingError`` the `CoordinationError` of ``coordinationFailed(path:underlying:)``, so
+/// `error.underlyingErrno` and `error.isCoordinationTimeout` answer through a move or a delete.
+public enum UbiquityError: Error, Sendable, Equatable, UnderlyingErrorCarrying {
     /// The configuration file or an environment override has a line that cannot be used.
     /// `line` is 0 for an environment variable (named in `path` as `$NAME`).
     case configurationInvalid(path: String, line: Int, reason: String)
@@ -31,9 +36,8 @@ public enum UbiquityError: Error, Sendable, Equatable {
     /// is still at `source`.
     case moveFailed(source: String, destination: String, errno: Int32)
     /// The coordinated access for a move or a delete could not be had (cancelled, timed out, a
-    /// presenter refused); `reason` is the `CoordinationError`'s description. Nothing was moved
-    /// or deleted.
-    case coordinationFailed(path: String, reason: String)
+    /// presenter refused); `underlying` is the coordination's error. Nothing was moved or deleted.
+    case coordinationFailed(path: String, underlying: CoordinationError)
     /// A name given for an item in a documents folder or a container's data scope cannot be used:
     /// empty, `.` or `..` as a component, a NUL byte, a component over 255 bytes, an absolute
     /// path, or (in the data scope) `Documents`, which is the documents scope. Nothing was touched.
@@ -47,6 +51,26 @@ public enum UbiquityError: Error, Sendable, Equatable {
     /// The provider keeping the container in sync (named by `provider`) keeps every item fully
     /// local: it has no placeholders, so nothing can be evicted or downloaded on request.
     case providerDoesNotSupportPlaceholders(provider: String)
+}
+
+extension UbiquityError {
+    /// The system error number of ``moveFailed(source:destination:errno:)``,
+    /// ``removeFailed(path:errno:)`` and ``itemUnavailable(path:errno:)``; `nil` for the other
+    /// cases (``coordinationFailed(path:underlying:)``'s is its underlying error's).
+    public var errno: Errno? {
+        switch self {
+        case .moveFailed(_, _, let code), .removeFailed(_, let code), .itemUnavailable(_, let code):
+            return Errno(rawValue: code)
+        default: return nil
+        }
+    }
+
+    /// The coordination's error of ``coordinationFailed(path:underlying:)``; `nil` for the other
+    /// cases.
+    public var underlyingError: (any Error)? {
+        if case .coordinationFailed(_, let underlying) = self { return underlying }
+        return nil
+    }
 }
 
 extension UbiquityError: LocalizedError {
@@ -74,8 +98,8 @@ extension UbiquityError: LocalizedError {
             return "An item named \((path as NSString).lastPathComponent) already exists at \(path); choose another name or remove it first. Nothing was moved."
         case let .moveFailed(source, destination, code):
             return "Could not move \(source) to \(destination): \(Errno(rawValue: code).message) (errno \(code)). The item was not moved."
-        case let .coordinationFailed(path, reason):
-            return "Could not coordinate access to \(path): \(reason)"
+        case let .coordinationFailed(path, underlying):
+            return "Could not coordinate access to \(path): \(underlying.description)"
         case let .invalidName(name, reason):
             return "“\(name)” cannot name an item here: \(reason)."
         case let .removeFailed(path, code):

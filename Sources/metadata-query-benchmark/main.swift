@@ -9,6 +9,7 @@
 // 4. a burst of FILES creates in one folder under a live query: how long after the burst its
 //    results equal the disk (goal ≤ 10 s), with a plain listing of that folder for comparison.
 // Exits 1 when a result is wrong: a rename unseen, results that differ from the disk.
+import CSystemShim
 import Foundation
 import Glibc
 import Ubiquity
@@ -29,29 +30,18 @@ func residentBytes() -> Int {
     return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
 }
 
-/// glibc's `mallocTrim()` (not imported by Swift's Glibc module): returns freed memory to the
-/// system, so resident memory counts what is held.
+/// glibc's `malloc_trim(0)` (CSystemShim): returns freed memory to the system, so resident memory
+/// counts what is held.
 func mallocTrim() {
-    typealias Trim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-    _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    _ = cshim_malloc_trim(0)
 }
 
-/// Bytes allocated with malloc right now, over every arena: glibc's `mallinfo2()` (not imported by
-/// Swift's Glibc module, looked up at run time), `uordblks` (in use in the heaps) + `hblkhd` (in
-/// use in separately mapped blocks); nil where it cannot be called. Its result, ten `size_t`, is
-/// returned through a hidden pointer, which the x86-64 calling convention passes as the first
-/// argument — so it is called as a function of that pointer, on x86-64 only.
+/// Bytes allocated with malloc right now, over every arena: glibc's `mallinfo2()` (CSystemShim),
+/// `uordblks` (in use in the heaps) + `hblkhd` (in use in separately mapped blocks); nil where the
+/// C library cannot tell (glibc before 2.33).
 func allocatedBytes() -> Int? {
-    #if arch(x86_64)
-    typealias Info = @convention(c) (UnsafeMutablePointer<Int>) -> Void
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
-    var fields = [Int](repeating: 0, count: 10)
-    fields.withUnsafeMutableBufferPointer { unsafeBitCast(symbol, to: Info.self)($0.baseAddress!) }
-    return fields[7] + fields[4]
-    #else
-    return nil
-    #endif
+    var bytes = 0
+    return cshim_malloc_allocated_bytes(&bytes) == 0 ? bytes : nil
 }
 
 func median(_ values: [Double]) -> Double {

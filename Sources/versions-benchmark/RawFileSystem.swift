@@ -1,4 +1,5 @@
 import BenchmarkSupport
+import CSystemShim
 import Foundation
 import Glibc
 
@@ -38,7 +39,6 @@ enum RawFileSystem {
         switch method {
         case .copyFileRange:
             while true {
-                guard let copyFileRange else { ok = false; break }
                 let copied = copyFileRange(input, nil, output, nil, 1 << 30, 0)
                 if copied == 0 { break }
                 if copied < 0 { ok = false; break }
@@ -76,7 +76,7 @@ enum RawFileSystem {
         guard input >= 0 else { return false }
         defer { close(input) }
         let output = open(temporary + "/data/" + name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard output >= 0, let copyFileRange else { return false }
+        guard output >= 0 else { return false }
         var ok = true
         while true {
             let copied = copyFileRange(input, nil, output, nil, 1 << 30, 0)
@@ -100,9 +100,9 @@ enum RawFileSystem {
         return directory >= 0 && fsync(directory) == 0
     }
 
-    /// `copy_file_range(2)`: the Glibc module does not import it (it needs `_GNU_SOURCE`), so it
-    /// is looked up with `dlsym`.
-    typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?,
-                                              Int, UInt32) -> Int
-    static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map { unsafeBitCast($0, to: CopyFileRange.self) }
+    /// `copy_file_range(2)`, from CSystemShim (the Glibc module declares it only with `_GNU_SOURCE`).
+    static func copyFileRange(_ input: Int32, _ inputOffset: UnsafeMutablePointer<Int64>?, _ output: Int32,
+                              _ outputOffset: UnsafeMutablePointer<Int64>?, _ length: Int, _ flags: UInt32) -> Int {
+        cshim_copy_file_range(input, inputOffset, output, outputOffset, length, flags)
+    }
 }

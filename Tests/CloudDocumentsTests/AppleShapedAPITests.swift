@@ -10,7 +10,7 @@ import Testing
 struct AppleShapedAPITests {
     @Test("a plain-property subclass saves, opens and closes with the async -> Bool forms; hooks on the main actor")
     func plainSubclass() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("plain.txt")
             let note = PlainNote(fileURL: url)
             note.text = "hello"
@@ -38,7 +38,7 @@ struct AppleShapedAPITests {
 
     @Test("async -> Bool reports failure, the throwing form gives the error")
     func boolAndThrowingForms() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("missing.txt")
             let note = PlainNote(fileURL: url)
             #expect(await note.open() == false)
@@ -62,7 +62,7 @@ struct AppleShapedAPITests {
 
     @Test("changeCountToken and updateChangeCount(withToken:for:) mark exactly that version saved")
     func changeCountTokens() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("tokens.txt")
             try put("v1", at: url)
             let note = PlainNote(fileURL: url)
@@ -86,7 +86,7 @@ struct AppleShapedAPITests {
 
     @Test("read(from:) is the overridable read step (off the main actor) that ends in load")
     func readStep() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("steps.txt")
             try put("quiet", at: url)
             let note = StepsNote(fileURL: url)
@@ -103,7 +103,7 @@ struct AppleShapedAPITests {
 
     @Test("writeContents(_:andAttributes:safelyTo:for:) is the overridable write step; fileAttributesToWrite applies")
     func writeStepAndAttributes() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("written.txt")
             let steps = StepsNote(fileURL: url)
             steps.text = "one"
@@ -133,7 +133,7 @@ struct AppleShapedAPITests {
 
     @Test("performAsynchronousFileAccess runs in order with the lifecycle operations, off the main actor")
     func fileAccessQueue() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("queue.txt")
             try put("before", at: url)
             let note = PlainNote(fileURL: url)
@@ -157,7 +157,7 @@ struct AppleShapedAPITests {
 
     @Test("an error left for the user gets userInteractionNoLongerPermitted when the document closes")
     func userInteractionNoLongerPermitted() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("errors.txt")
             try put("x", at: url)
             let note = PlainNote(fileURL: url)
@@ -180,7 +180,7 @@ struct AppleShapedAPITests {
 
     @Test("a presenter override that calls super keeps the document working (reload after another writer)")
     func presenterOverrideCallsSuper() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("presenter.txt")
             try put("mine", at: url)
             let note = PlainNote(fileURL: url)
@@ -197,7 +197,7 @@ struct AppleShapedAPITests {
 
     @Test("overrides of presentedItemDidMove(to:) and accommodatePresentedItemDeletion that call super: the document follows and closes")
     func moveAndDeletionOverridesCallSuper() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let source = folder.appendingPathComponent("before.txt")
             let destination = folder.appendingPathComponent("after.txt")
             try put("moving", at: source)

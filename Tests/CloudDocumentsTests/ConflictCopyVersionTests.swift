@@ -98,8 +98,9 @@ struct ConflictCopyVersionTests {
     @Test("resolving deletes the copy (coordinated) and tells presenters: resolved, then lost")
     func resolvingDeletesTheCopy() async throws {
         try await withPrivateVersionStore {
-            let folder = try makeTemporaryFolder(prefix: "clouddocs-copies")
-            defer { POSIX.removeTree(folder.path) }
+            let folderScratch = try Scratch("clouddocs-copies")
+            defer { folderScratch.remove() }
+            let folder = folderScratch.url
             let doc = try makeFile("doc.txt", containing: "current", in: folder)
             let name = "doc.sync-conflict-20261123-051644-SUBNBV7.txt"
             let copyURL = try makeFile(name, containing: "theirs", in: folder)
@@ -218,8 +219,9 @@ struct ConflictCopyVersionTests {
     @Test("sync temporaries and conflict copies written by a coordinator are not new subitems; a copy is a gained version")
     func notSubitems() async throws {
         try await withPrivateVersionStore {
-            let folder = try makeTemporaryFolder(prefix: "clouddocs-copies")
-            defer { POSIX.removeTree(folder.path) }
+            let folderScratch = try Scratch("clouddocs-copies")
+            defer { folderScratch.remove() }
+            let folder = folderScratch.url
             let doc = try makeFile("doc.txt", containing: "current", in: folder)
             let folderPresenter = VersionMessageRecorder(folder)
             let docPresenter = VersionMessageRecorder(doc)

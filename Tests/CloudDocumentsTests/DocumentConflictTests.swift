@@ -8,8 +8,9 @@ import Testing
 /// see `CloudDocument.versionStoreOverride`), removed afterwards.
 func withPrivateVersionStore<Result>(isolation: isolated (any Actor)? = #isolation,
                                      _ body: () async throws -> Result) async throws -> Result {
-    let root = try makeTemporaryFolder(prefix: "clouddocs-versions")
-    defer { POSIX.removeTree(root.path) }
+    let rootScratch = try Scratch("clouddocs-versions")
+    defer { rootScratch.remove() }
+    let root = rootScratch.url
     let store = VersionStore(root: root.appendingPathComponent("store").path)
     return try await VersionStore.$override.withValue(store, operation: body, isolation: isolation)
 }
@@ -136,8 +137,9 @@ struct DocumentConflictTests {
 
     @Test("the conflict version cannot be kept → the save fails and the other writer's file is untouched")
     func unusableStoreFailsTheSave() async throws {
-        let blocker = try makeTemporaryFolder(prefix: "clouddocs-nostore")
-        defer { POSIX.removeTree(blocker.path) }
+        let blockerScratch = try Scratch("clouddocs-nostore")
+        defer { blockerScratch.remove() }
+        let blocker = blockerScratch.url
         let file = blocker.appendingPathComponent("a-file")
         try put("not a folder", at: file)
         // The store's root is below a regular file: every attempt to create it fails (ENOTDIR).
@@ -161,8 +163,9 @@ struct DocumentConflictTests {
     @Test("resolveConflict can merge instead: no conflict version, the merged contents are written")
     func hookMerges() async throws {
         try await withPrivateVersionStore {
-            let folder = try makeTemporaryFolder(prefix: "clouddocs-merge")
-            defer { POSIX.removeTree(folder.path) }
+            let folderScratch = try Scratch("clouddocs-merge")
+            defer { folderScratch.remove() }
+            let folder = folderScratch.url
             let url = folder.appendingPathComponent("note.txt")
             try put("base", at: url)
             let document = MergingNote(fileURL: url)

@@ -41,7 +41,7 @@ extension DocumentLifecycleTests {
 
     @Test("unreadable items → notReadable, closed, untouched: a FIFO, and a file whose read fails with EIO")
     func openUnreadable() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let fifo = folder.appendingPathComponent("pipe.txt")
             #expect(mkfifo(fifo.path, 0o644) == 0)
             let document = NoteDocument(fileURL: fifo)
@@ -94,7 +94,7 @@ extension DocumentLifecycleTests {
 
     @Test("an error thrown by contents(forType:) fails the save like a disk error")
     func contentsThrows() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = try makeFile("image.unknownext", containing: "bytes", in: folder)
             // The base class's contents(forType:) throws unsupportedFileType.
             final class Plain: CloudDocument, @unchecked Sendable {
@@ -113,7 +113,7 @@ extension DocumentLifecycleTests {
 
     @Test("saving into a folder that vanished → folderMissing and savingError; saving after it is back recovers")
     func vanishedFolder() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let sub = folder.appendingPathComponent("sub", isDirectory: true)
             try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
             let url = try makeFile("note.txt", containing: "v1", in: sub)
@@ -133,9 +133,9 @@ extension DocumentLifecycleTests {
     }
 
     @Test("a full disk (64 KiB tmpfs) → diskFull, savingError, original bytes intact, no temporary left",
-          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func diskFull() async throws {
-        try await TmpfsMount.withMount(size: "64k") { point in
+        try await SmallTmpfs.withMount(size: "64k") { point in
             let original = String(repeating: "original line\n", count: 100)
             let url = try makeFile("note.txt", containing: original, in: point)
             let document = NoteDocument(fileURL: url)

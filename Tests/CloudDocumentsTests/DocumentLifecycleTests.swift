@@ -192,7 +192,7 @@ struct DocumentLifecycleTests {
                 package.withLock { $0 = loaded }
             }
         }
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("Album.bundle", isDirectory: true)
             try FileManager.default.createDirectory(at: url.appendingPathComponent("images"), withIntermediateDirectories: true)
             try put("{\"title\":\"Album\"}", at: url.appendingPathComponent("index.json"))

@@ -20,8 +20,9 @@ struct DocumentPathTests {
 
     @Test("a document saved at D/lnk/../x.txt is written to D/real/x.txt and reopens at its own URL")
     func saveAfterDotDot() async throws {
-        let folder = try makeTemporaryFolder(prefix: "clouddocs-paths")
-        defer { POSIX.removeTree(folder.path) }
+        let folderScratch = try Scratch("clouddocs-paths")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let (real, link) = try linkedFolder(in: folder)
         let url = URL(fileURLWithPath: link.path + "/../x.txt")
 
@@ -46,7 +47,7 @@ struct DocumentPathTests {
 
     @Test("SafeSave and FilePackage follow the kernel too: files and packages after '..'")
     func safeSaveAfterDotDot() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let (real, link) = try linkedFolder(in: folder)
             try SafeSave.write(Data("file".utf8), to: URL(fileURLWithPath: link.path + "/../f.txt"), creating: true)
             #expect(try String(contentsOf: real.appendingPathComponent("f.txt"), encoding: .utf8) == "file")
@@ -61,8 +62,9 @@ struct DocumentPathTests {
 
     @Test("a document named with byte 0xFF opens, saves under the same bytes, and no U+FFFD file appears")
     func nameThatIsNotUTF8() async throws {
-        let folder = try makeTemporaryFolder(prefix: "clouddocs-bytes")
-        defer { POSIX.removeTree(folder.path) }
+        let folderScratch = try Scratch("clouddocs-bytes")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let name: [UInt8] = Array("caf".utf8) + [0xFF] + Array(".txt".utf8)
         #expect(writeRaw(in: folder, name, "original"))
         let url = rawNameURL(in: folder, name)
@@ -84,8 +86,9 @@ struct DocumentPathTests {
 
     @Test("a 255-byte name that is not UTF-8 is created, overwritten and reopened; temporary names fit")
     func longNameThatIsNotUTF8() async throws {
-        let folder = try makeTemporaryFolder(prefix: "clouddocs-bytes")
-        defer { POSIX.removeTree(folder.path) }
+        let folderScratch = try Scratch("clouddocs-bytes")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let name: [UInt8] = [UInt8](repeating: 0xFE, count: 120) + [UInt8](repeating: 0x62, count: 131) + Array(".txt".utf8)
         #expect(name.count == 255)
         let url = rawNameURL(in: folder, name)

@@ -24,11 +24,11 @@ struct DocumentQueueCancellationTests {
         func release() { released.signal() }
     }
 
-    /// Waits until `queue` holds at least `count` operations (the running one included). Polls
-    /// a condition with yields; no sleeping.
-    func waitForOperations(_ count: Int, on queue: OperationQueue) async {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while queue.operationCount < count && ContinuousClock.now < deadline { await Task.yield() }
+    /// Waits until `queue` holds at least `count` operations (the running one included).
+    func waitForOperations(_ count: Int, on queue: OperationQueue) async throws {
+        try await Polling.until("\(count) operations on the presenter queue", interval: .milliseconds(1)) {
+            queue.operationCount >= count
+        }
     }
 
     @Test("a save while the presenter queue is held and cancelled: it completes, the document stays normal")
@@ -65,16 +65,16 @@ struct DocumentQueueCancellationTests {
             let blocker = QueueBlocker(queue)
             try await blocker.waitUntilStarted()
             // The writer asks the document to relinquish the file; the message queues up behind
-            // the blocker. Cancelled, it would never be answered: the timeout makes that a failure
-            // instead of a hang.
+            // the blocker. Cancelled, it would never be answered: the hang guard makes that a
+            // failure instead of a hang.
             let write = Task {
                 try await onBackgroundThread {
                     let coordinator = Coordinator()
-                    coordinator.timeout = .seconds(10)
+                    coordinator.timeout = Polling.hangGuard
                     try coordinator.coordinate(writingItemAt: url) { url in try put("written", at: url) }
                 }
             }
-            await waitForOperations(2, on: queue)
+            try await waitForOperations(2, on: queue)
             queue.cancelAllOperations()
             blocker.release()
             try await write.value

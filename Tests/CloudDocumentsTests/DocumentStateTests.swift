@@ -103,20 +103,17 @@ struct DocumentStateTests {
         #expect(TypeIdentifiers.typeIdentifier(for: URL(fileURLWithPath: "/a/doc.pkgx", isDirectory: true)) == "dyn.ext-pkgx")
     }
 
-    @Test("preferred extensions map back, Apple's choice where several exist")
-    func preferredExtensions() {
-        #expect(TypeIdentifiers.preferredExtension(forType: "public.plain-text") == "txt")
-        #expect(TypeIdentifiers.preferredExtension(forType: "public.jpeg") == "jpeg")
-        #expect(TypeIdentifiers.preferredExtension(forType: "net.daringfireball.markdown") == "md")
-        #expect(TypeIdentifiers.preferredExtension(forType: "org.netpbm.ppm") == "ppm")
-        #expect(TypeIdentifiers.preferredExtension(forType: "dyn.ext-weird") == "weird")
-        #expect(TypeIdentifiers.preferredExtension(forType: "public.data") == nil)
-        #expect(TypeIdentifiers.preferredExtension(forType: "public.folder") == nil)
-        #expect(TypeIdentifiers.preferredExtension(forType: "com.example.unknown") == nil)
-        for ext in ["txt", "md", "png", "jpeg", "json", "ppm", "pgm", "pbm", "zzz"] {
-            let type = TypeIdentifiers.typeIdentifier(forExtension: ext)
-            #expect(TypeIdentifiers.preferredExtension(forType: type) == ext)
-        }
+    @Test("preferred extensions map back, Apple's choice where several exist", arguments: [
+        ("public.plain-text", "txt"), ("public.jpeg", "jpeg"), ("net.daringfireball.markdown", "md"), ("org.netpbm.ppm", "ppm"),
+        ("dyn.ext-weird", "weird"), ("public.data", nil), ("public.folder", nil), ("com.example.unknown", nil),
+    ] as [(String, String?)])
+    func preferredExtension(forType type: String, _ expected: String?) {
+        #expect(TypeIdentifiers.preferredExtension(forType: type) == expected)
+    }
+
+    @Test("an extension's type identifier maps back to it", arguments: ["txt", "md", "png", "jpeg", "json", "ppm", "pgm", "pbm", "zzz"])
+    func extensionRoundTrip(_ ext: String) {
+        #expect(TypeIdentifiers.preferredExtension(forType: TypeIdentifiers.typeIdentifier(forExtension: ext)) == ext)
     }
 
     @Test("SaveOperation and ChangeKind cases exist and compare")

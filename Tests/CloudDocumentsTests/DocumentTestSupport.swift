@@ -118,22 +118,13 @@ func isRegistered(_ document: CloudDocument) -> Bool {
     Coordinator.filePresenters.contains { $0 === document }
 }
 
-/// A fresh temporary folder for async tests, removed afterwards.
-/// Runs in the caller's isolation (the main actor for `@MainActor` tests).
-func withDocumentFolder<Result>(isolation: isolated (any Actor)? = #isolation,
-                                _ body: (URL) async throws -> Result) async throws -> Result {
-    let url = try makeTemporaryFolder(prefix: "clouddocs-doc")
-    defer { POSIX.removeTree(url.path) }
-    return try await body(url)
-}
-
 /// A fresh temporary folder holding the file `name` with `contents` (no file when nil), and a
 /// NoteDocument for that file, still closed. `body` gets the folder, the file and the document.
 func withNote<Result>(
     named name: String = "note.txt", containing contents: String?, isolation: isolated (any Actor)? = #isolation,
     _ body: (_ folder: URL, _ url: URL, _ document: NoteDocument) async throws -> Result
 ) async throws -> Result {
-    try await withDocumentFolder(isolation: isolation) { folder in
+    try await Scratch.with(isolation: isolation) { folder in
         let url = folder.appendingPathComponent(name)
         if let contents { try put(contents, at: url) }
         return try await body(folder, url, NoteDocument(fileURL: url))

@@ -82,25 +82,20 @@ private final class ReaderGate: FilePresenter {
     }
 }
 
-/// Waits (on a thread of its own) for `semaphore`, at most 30 s.
+/// Waits (on a thread of its own) for `semaphore`; false only when the hang guard ran out.
 private func waitOnThread(_ semaphore: DispatchSemaphore) async throws -> Bool {
-    try await onBackgroundThread { semaphore.wait(timeout: .now() + 30) == .success }
+    try await onBackgroundThread { semaphore.wait(timeout: Polling.deadline()) == .success }
 }
 
 /// Returns once a writer holds the *pending* byte of `url`'s lock file (it waits for the item),
-/// checking the kernel's lock table; false after 30 s.
+/// checking the kernel's lock table; false only when the hang guard ran out.
 private func waitUntilWriterIsQueued(on url: URL) -> Bool {
     guard let directory = try? LockDirectory.current() else { return false }
-    let path = LockFileNaming.lockFilePath(for: CanonicalPath.of(url), in: directory.path)
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
+    let path = LockFileNaming.lockFilePath(for: CanonicalPath.of(url, in: CoordinationRuntime.process.paths), in: directory.path)
+    return Polling.holds {
         let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        if fd >= 0 {
-            let queued = OFDLock.isContended(.shared, fd: fd, start: LockFileLayout.pending, length: 1)
-            close(fd)
-            if queued { return true }
-        }
-        usleep(200)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return OFDLock.isContended(.shared, fd: fd, start: LockFileLayout.pending, length: 1)
     }
-    return false
 }

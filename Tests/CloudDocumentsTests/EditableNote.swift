@@ -26,7 +26,7 @@ class EditableNote: CloudDocument {
 func withOpenNote<Note: EditableNote>(_ make: (URL) -> Note,
                                       _ body: (_ folder: URL, _ url: URL, _ document: Note) async throws -> Void) async throws {
     try await withPrivateVersionStore {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("note.txt")
             try put("v1", at: url)
             let document = make(url)

@@ -54,8 +54,8 @@ extension DocumentError {
     /// The URL the case carries (the file, or for folderMissing the folder), if any.
     var url: URL? {
         switch self {
-        case .fileNotFound(let url), .notReadable(let url, _), .couldNotLoad(let url, _), .alreadyExists(let url),
-             .saveFailed(let url, _, _), .diskFull(let url), .folderMissing(let url), .notWritable(let url),
+        case .fileNotFound(let url), .notReadable(let url, _, _), .couldNotLoad(let url, _), .alreadyExists(let url),
+             .saveFailed(let url, _, _), .diskFull(let url, _), .folderMissing(let url), .notWritable(let url, _),
              .unsupportedPackageEntry(let url, _):
             url
         case .documentClosed, .documentAlreadyOpen, .editingDisabled, .invalidPackageEntryName,
@@ -68,7 +68,7 @@ extension DocumentError {
     /// unsupported entry's kind or file type, what is wrong with the contents.
     var detail: String? {
         switch self {
-        case .notReadable(_, let text), .saveFailed(_, let text, _), .invalidPackageEntryName(let text),
+        case .notReadable(_, let text, _), .saveFailed(_, let text, _), .invalidPackageEntryName(let text),
              .unsupportedPackageEntry(_, let text), .unsupportedFileType(let text), .contentsInvalid(let text):
             text
         case .fileNotFound, .couldNotLoad, .alreadyExists, .diskFull, .folderMissing, .notWritable,

@@ -119,7 +119,7 @@ struct FilePackageTests {
 
     @Test("write(to:) then read(from:) gives back the same package, with files and folders on disk")
     func roundTrip() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg", isDirectory: true)
             let package = try samplePackage()
             try package.write(to: url)
@@ -132,7 +132,7 @@ struct FilePackageTests {
 
     @Test("write(to:) refuses to write over an existing item")
     func writeRefusesExisting() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             #expect(mkdir(url.path, 0o755) == 0)
             try put("keep", at: url.appendingPathComponent("old.txt"))
@@ -143,7 +143,7 @@ struct FilePackageTests {
 
     @Test("write(to:) removes what it created when a write fails")
     func writeCleansUp() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             try withInjectedFailure(at: .write, errno: ENOSPC, after: 1, forTarget: url) {
                 expectDocumentError("diskFull") { try samplePackage().write(to: url) }
@@ -154,7 +154,7 @@ struct FilePackageTests {
 
     @Test("read(from:) of a missing folder fails with fileNotFound; of a file, with notReadable")
     func readMissingOrNotAFolder() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let missing = folder.appendingPathComponent("nope")
             let error = expectDocumentError("fileNotFound") { try FilePackage.read(from: missing) }
             #expect(error?.url == missing)
@@ -167,7 +167,7 @@ struct FilePackageTests {
 
     @Test("read(from:) rejects a symbolic link inside, naming it")
     func readRejectsSymbolicLink() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try writeSamplePackage(in: folder).url
             #expect(symlink("../a.txt", url.appendingPathComponent("images/link").path) == 0)
             let error = expectDocumentError("unsupportedPackageEntry") { try FilePackage.read(from: url) }
@@ -179,7 +179,7 @@ struct FilePackageTests {
 
     @Test("read(from:) rejects a FIFO inside without blocking on it")
     func readRejectsFIFO() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try writeSamplePackage(in: folder).url
             #expect(mkfifo(url.appendingPathComponent("pipe").path, 0o644) == 0)
             let error = expectDocumentError("unsupportedPackageEntry") { try FilePackage.read(from: url) }
@@ -189,7 +189,7 @@ struct FilePackageTests {
 
     @Test("read(from:) rejects a name that is not valid UTF-8")
     func readRejectsInvalidUTF8Name() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             try FilePackage().write(to: url)
             var path = Array(url.path.utf8).map { CChar(bitPattern: $0) }
@@ -208,7 +208,7 @@ struct FilePackageTests {
 
     @Test("writePackage replaces the whole folder: old-only files are gone, new ones present, no temporary left")
     func packageSaveReplacesWholeFolder() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             let old = try textPackage(["a.txt": "old a", "old-only.txt": "only in old"],
                                       folders: ["sub": textPackage(["x.txt": "x"])])
@@ -231,7 +231,7 @@ struct FilePackageTests {
 
     @Test("writePackage creates a new package, with 0755 less the umask")
     func packageSaveCreates() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             let package = try samplePackage()
             try SafeSave.writePackage(package, to: url, creating: true)
@@ -243,7 +243,7 @@ struct FilePackageTests {
 
     @Test("writePackage with creating onto an existing package fails with alreadyExists and leaves it intact")
     func packageSaveCreatingOntoExisting() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let (url, old) = try writeSamplePackage(in: folder)
             expectDocumentError("alreadyExists") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: true)
@@ -254,7 +254,7 @@ struct FilePackageTests {
 
     @Test("writePackage replaces a regular file at the target with the folder")
     func packageSaveOverFile() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             try put("was a file", at: url)
             let package = try samplePackage()
@@ -271,7 +271,7 @@ struct FilePackageTests {
     @Test("a failure in the middle of a package save leaves the old package intact and no temporary tree",
           arguments: packageFailures)
     func packageSaveFailureKeepsOld(step: SafeSave.FailurePoint, passes: Int) throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let (url, old) = try writeSamplePackage(in: folder)
             var new = FilePackage()
             for index in 0..<6 { try new.setFile(Data("file \(index)".utf8), named: "f\(index).txt") }
@@ -285,7 +285,7 @@ struct FilePackageTests {
 
     @Test("a failure to flush the folder after the swap: new package in place, old tree removed")
     func packageSaveFlushFailure() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try writeSamplePackage(in: folder).url
             let new = try textPackage(["n.txt": "n"])
             let error = try withInjectedFailure(at: .directoryFsync, forTarget: url) {
@@ -298,7 +298,7 @@ struct FilePackageTests {
 
     @Test("writePackage into a folder that vanished fails with folderMissing")
     func packageSaveFolderMissing() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("gone/doc.pkg")
             expectDocumentError("folderMissing") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: false)
@@ -308,9 +308,9 @@ struct FilePackageTests {
     }
 
     @Test("a package save on a full disk fails with diskFull and keeps the old package",
-          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func packageSaveDiskFull() throws {
-        try TmpfsMount.withMount(size: "64k") { mount in
+        try SmallTmpfs.withMount(size: "64k") { mount in
             let (url, old) = try writeSamplePackage(in: mount)
             var big = FilePackage()
             for index in 0..<4 { try big.setFile(Data(count: 50 * 1024), named: "chunk\(index)") }
@@ -320,11 +320,11 @@ struct FilePackageTests {
     }
 
     @Test("a package save on a read-only file system fails with notWritable and keeps the old package",
-          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func packageSaveReadOnly() throws {
-        try TmpfsMount.withMount(size: "64k") { mount in
+        try SmallTmpfs.withMount(size: "64k") { mount in
             let (url, old) = try writeSamplePackage(in: mount)
-            try TmpfsMount.remountReadOnly(mount)
+            try SmallTmpfs.remountReadOnly(mount)
             expectDocumentError("notWritable") {
                 try SafeSave.writePackage(FilePackage(), to: url, creating: false)
             }

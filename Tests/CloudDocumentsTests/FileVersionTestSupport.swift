@@ -6,7 +6,7 @@ import Testing
 /// `VersionStore.override`, so tests running in parallel never share a store).
 func withVersionStore<Result>(limits: VersionStore.Limits = .init(),
                               _ body: (_ folder: URL, _ store: VersionStore) throws -> Result) throws -> Result {
-    try withTemporaryFolder { folder in
+    try Scratch.with { folder in
         let documents = folder.appendingPathComponent("documents", isDirectory: true)
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
         let store = VersionStore(root: folder.appendingPathComponent("store").path, limits: limits)

@@ -28,7 +28,7 @@ struct HugeFileTests {
 
     @Test("reading a package holding a file that claims 1 TiB fails with notReadable")
     func hugeFileInPackage() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let package = folder.appendingPathComponent("doc.pkg")
             try FileManager.default.createDirectory(at: package, withIntermediateDirectories: false)
             guard makeSparseFile(at: package.appendingPathComponent("huge.bin")) else { return }

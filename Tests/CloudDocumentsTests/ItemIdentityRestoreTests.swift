@@ -12,7 +12,7 @@ import Testing
 struct ItemIdentityRestoreTests {
     @Test func conflictVersionsStayListedAfterAFolderMoveAndAnAtomicRewrite() async throws {
         try await withPrivateVersionStore {
-            try await withDocumentFolder { folder in
+            try await Scratch.with { folder in
                 let before = folder.appendingPathComponent("a")
                 try FileManager.default.createDirectory(at: before, withIntermediateDirectories: true)
                 let url = before.appendingPathComponent("note.txt")

@@ -13,7 +13,7 @@ import Testing
 @MainActor
 struct ReloadDuringSaveTests {
     @Test func aRevertStartedDuringAPresenterSaveLoadsOnlyAfterIt() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("note.txt")
             try put("v1", at: url)
             let document = HoldingNote(fileURL: url)

@@ -9,7 +9,7 @@ struct SafeSaveTests {
 
     @Test("creating a new file writes the bytes with 0644 less the umask and leaves no temporary file")
     func createsNewFile() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("new.txt")
             try SafeSave.write(Data("hello".utf8), to: url, creating: true)
             #expect(text(at: url) == "hello")
@@ -20,7 +20,7 @@ struct SafeSaveTests {
 
     @Test("overwriting replaces every byte, writes in 1 MiB chunks and reports cumulative progress")
     func overwritesWithProgress() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("big.bin", containing: "old contents that are longer than nothing", in: folder)
             let size = 2 * SafeSave.chunkSize + 12_345
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
@@ -34,7 +34,7 @@ struct SafeSaveTests {
 
     @Test("an empty save leaves an empty file")
     func emptyData() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("empty", containing: "not empty", in: folder)
             try SafeSave.write(Data(), to: url, creating: false)
             #expect(try Data(contentsOf: url).isEmpty)
@@ -45,7 +45,7 @@ struct SafeSaveTests {
     @Test("the original's permission bits are carried over exactly (0640 stays 0640; bits others may write, and special bits, too)",
           arguments: [0o640, 0o600, 0o755, 0o664, 0o666, 0o4755, 0o2755, 0o1644, 0o400] as [mode_t])
     func permissionsCarriedOver(mode: mode_t) throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "v1", in: folder)
             #expect(chmod(url.path, mode) == 0)
             try SafeSave.write(Data("v2".utf8), to: url, creating: false)
@@ -58,7 +58,7 @@ struct SafeSaveTests {
     @Test("the original's owner is carried over when running as root",
           .enabled(if: geteuid() == 0, "changing a file's owner needs root"))
     func ownerCarriedOver() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("owned.txt", containing: "v1", in: folder)
             #expect(chown(url.path, 4321, 8765) == 0)
             try SafeSave.write(Data("v2".utf8), to: url, creating: false)
@@ -71,7 +71,7 @@ struct SafeSaveTests {
 
     @Test("saving through a symbolic link replaces the file it points to and keeps the link")
     func followsSymbolicLink() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let real = folder.appendingPathComponent("real.txt")
             let link = folder.appendingPathComponent("link.txt")
             try put("v1", at: real)
@@ -85,7 +85,7 @@ struct SafeSaveTests {
 
     @Test("write(_ contents:for:) saves data as a file and a package as a folder")
     func contentsDispatch() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let file = folder.appendingPathComponent("doc.txt")
             try SafeSave.write(DocumentContents.data(Data("text".utf8)), to: file, for: .forCreating)
             #expect(text(at: file) == "text")
@@ -105,7 +105,7 @@ struct SafeSaveTests {
 
     @Test(".forCreating onto an existing file fails with alreadyExists and leaves it untouched")
     func creatingOntoExistingFile() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("taken.txt", containing: "keep me", in: folder)
             #expect(chmod(url.path, 0o640) == 0)
             let error = expectDocumentError("alreadyExists") {
@@ -120,7 +120,7 @@ struct SafeSaveTests {
 
     @Test("the final step of .forCreating refuses a file that appeared after the first check (no race)")
     func creatingRefusesLateArrival() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let temporary = folder.appendingPathComponent(".x.cdsave-test").path
             let target = folder.appendingPathComponent("x").path
             try put("new", at: URL(fileURLWithPath: temporary))
@@ -134,7 +134,7 @@ struct SafeSaveTests {
 
     @Test("saving into a folder that vanished fails with folderMissing and creates nothing")
     func folderMissing() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let gone = folder.appendingPathComponent("gone", isDirectory: true)
             #expect(mkdir(gone.path, 0o755) == 0)
             #expect(rmdir(gone.path) == 0)
@@ -149,7 +149,7 @@ struct SafeSaveTests {
 
     @Test("a folder in the way fails with saveFailed(EISDIR) and is left alone")
     func folderInTheWay() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("dir")
             #expect(mkdir(url.path, 0o755) == 0)
             let error = expectDocumentError("saveFailed") {
@@ -170,7 +170,7 @@ struct SafeSaveTests {
 
     @Test("renameat2(RENAME_EXCHANGE) swaps two items and RENAME_NOREPLACE refuses an existing one")
     func renameAt2Flags() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let a = folder.appendingPathComponent("a"), b = folder.appendingPathComponent("b")
             try put("A", at: a)
             try put("B", at: b)
@@ -185,7 +185,7 @@ struct SafeSaveTests {
 
     @Test("the link+unlink fallback for creating refuses an existing target and otherwise creates it")
     func createByLinkingFallback() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let temporary = folder.appendingPathComponent(".t.cdsave-1").path
             let target = folder.appendingPathComponent("t")
             try put("new", at: URL(fileURLWithPath: temporary))
@@ -203,7 +203,7 @@ struct SafeSaveTests {
 
     @Test("the move-aside fallback for replacing a package swaps in the new tree and returns the old one")
     func replaceByMovingAsideFallback() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let target = folder.appendingPathComponent("doc.pkg")
             let temporary = folder.appendingPathComponent(".doc.pkg.cdsave-1")
             #expect(mkdir(target.path, 0o755) == 0)
@@ -235,7 +235,7 @@ struct SafeSaveTests {
     @Test("a failure at any step before the rename leaves the original untouched and no temporary file",
           arguments: failureSteps)
     func injectedFailureBeforeRename(step: SafeSave.FailurePoint) throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             #expect(chmod(url.path, 0o640) == 0)
             try withInjectedFailure(at: step, errno: EIO, forTarget: url) {
@@ -256,7 +256,7 @@ struct SafeSaveTests {
 
     @Test("a write failing in the middle of a large file leaves the original whole")
     func injectedFailureMidWrite() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.bin", containing: "original", in: folder)
             var reports: [Int64] = []
             let data = Data(count: 4 * SafeSave.chunkSize)
@@ -274,7 +274,7 @@ struct SafeSaveTests {
           arguments: [(ENOSPC, "diskFull"), (EDQUOT, "diskFull"), (EROFS, "notWritable"),
                       (EACCES, "notWritable"), (EPERM, "notWritable"), (EIO, "saveFailed")] as [(Int32, String)])
     func errnoMapping(code: Int32, expected: String) throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             try withInjectedFailure(at: .createTemporary, errno: code, forTarget: url) {
                 expectDocumentError(expected) { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
@@ -285,7 +285,7 @@ struct SafeSaveTests {
 
     @Test("a failure to flush the folder after the rename says the new contents are in place")
     func injectedFailureAfterRename() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             let error = try withInjectedFailure(at: .directoryFsync, errno: EIO, forTarget: url) {
                 expectDocumentError("saveFailed") {
@@ -300,7 +300,7 @@ struct SafeSaveTests {
 
     @Test("injected failures are per target: a save to another file is not affected")
     func injectionIsPerTarget() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let armed = folder.appendingPathComponent("armed.txt")
             let other = folder.appendingPathComponent("other.txt")
             try withInjectedFailure(at: .write, forTarget: armed) {
@@ -317,9 +317,9 @@ struct SafeSaveTests {
     // MARK: Real full and read-only file systems
 
     @Test("a full disk (64 KiB tmpfs, 200 KiB save) fails with diskFull, keeps the original, leaves no temporary file",
-          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func diskFullOnTmpfs() throws {
-        try TmpfsMount.withMount(size: "64k") { mount in
+        try SmallTmpfs.withMount(size: "64k") { mount in
             let url = try makeFile("doc.txt", containing: "small original", in: mount)
             let error = expectDocumentError("diskFull") {
                 try SafeSave.write(Data(repeating: 0x41, count: 200 * 1024), to: url, creating: false)
@@ -333,11 +333,11 @@ struct SafeSaveTests {
     }
 
     @Test("a read-only file system fails with notWritable and keeps the original",
-          .enabled(if: TmpfsMount.isAvailable, TmpfsMount.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func readOnlyOnTmpfs() throws {
-        try TmpfsMount.withMount(size: "64k") { mount in
+        try SmallTmpfs.withMount(size: "64k") { mount in
             let url = try makeFile("doc.txt", containing: "read-only original", in: mount)
-            try TmpfsMount.remountReadOnly(mount)
+            try SmallTmpfs.remountReadOnly(mount)
             let error = expectDocumentError("notWritable") {
                 try SafeSave.write(Data("new".utf8), to: url, creating: false)
             }
@@ -347,7 +347,7 @@ struct SafeSaveTests {
     }
 
     @Test("without mount rights, an injected ENOSPC and EROFS give diskFull and notWritable",
-          .enabled(if: !TmpfsMount.isAvailable, "tmpfs mounting works here: the real tests ran instead"))
+          .enabled(if: !SmallTmpfs.isAvailable, "tmpfs mounting works here: the real tests ran instead"))
     func fullAndReadOnlyFallback() throws {
         try errnoMapping(code: ENOSPC, expected: "diskFull")
         try errnoMapping(code: EROFS, expected: "notWritable")

@@ -19,15 +19,16 @@ struct SaveFastPathTests {
         return info
     }
 
-    @Test("the temporary file is created with the final bits only when nobody else may write them")
-    func creationMode() {
-        #expect(SafeSave.creationMode(like: nil) == 0o644)
-        #expect(SafeSave.creationMode(like: status(mode: 0o640)) == 0o640)
-        #expect(SafeSave.creationMode(like: status(mode: 0o755)) == 0o755)
-        #expect(SafeSave.creationMode(like: status(mode: 0o600)) == 0o600)
-        for writableByOthers: mode_t in [0o664, 0o666, 0o646, 0o4755, 0o2755, 0o1644] {
-            #expect(SafeSave.creationMode(like: status(mode: writableByOthers)) == 0o600)
-        }
+    /// The original's bits (nil: no original) and the bits the temporary file is created with.
+    static let creationModes: [(mode_t?, mode_t)] = [
+        (nil, 0o644), (0o640, 0o640), (0o755, 0o755), (0o600, 0o600),
+        // Writable by others, or with special bits: created private, the bits set after writing.
+        (0o664, 0o600), (0o666, 0o600), (0o646, 0o600), (0o4755, 0o600), (0o2755, 0o600), (0o1644, 0o600),
+    ]
+
+    @Test("the temporary file is created with the final bits only when nobody else may write them", arguments: creationModes)
+    func creationMode(original: mode_t?, created: mode_t) {
+        #expect(SafeSave.creationMode(like: original.map { status(mode: $0) }) == created)
     }
 
     @Test("bits and owner are set after writing only where the new file differs from the original")
@@ -42,19 +43,18 @@ struct SaveFastPathTests {
 
     // MARK: Paths
 
-    @Test("folders without '.', '..' or empty components are used as given (no realpath)")
-    func plainAbsolutePaths() {
-        for plain in ["/", "/a", "/a/b", "/a/.b", "/a/..b", "/a/b.", "/a/..."] {
-            #expect(SavePaths.isPlainAbsolute(plain), "\(plain)")
-        }
-        for other in ["", "a/b", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/.", "/..", "//"] {
-            #expect(!SavePaths.isPlainAbsolute(other), "\(other)")
-        }
+    @Test("folders without '.', '..' or empty components are used as given (no realpath)", arguments: [
+        ("/", true), ("/a", true), ("/a/b", true), ("/a/.b", true), ("/a/..b", true), ("/a/b.", true), ("/a/...", true),
+        ("", false), ("a/b", false), ("/a//b", false), ("/a/./b", false), ("/a/../b", false), ("/a/.", false),
+        ("/a/..", false), ("/.", false), ("/..", false), ("//", false),
+    ])
+    func plainAbsolutePaths(_ path: String, isPlain: Bool) {
+        #expect(SavePaths.isPlainAbsolute(path) == isPlain)
     }
 
     @Test("saving through a linked folder writes into the folder it leads to and finds strays there")
     func linkedFolder() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let real = folder.appendingPathComponent("real")
             try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
             let link = folder.appendingPathComponent("lnk")
@@ -73,7 +73,7 @@ struct SaveFastPathTests {
 
     @Test("a dangling link at the target is replaced by the file; a missing target is created")
     func targetStatusCases() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let dangling = folder.appendingPathComponent("dangling.txt")
             try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: folder.appendingPathComponent("nowhere").path)
             try SafeSave.write(Data("file".utf8), to: dangling, creating: false)
@@ -93,7 +93,7 @@ struct SaveFastPathTests {
 
     @Test("every name of a folder is read through its descriptor, more than one buffer's worth and not UTF-8 too")
     func folderEntryNames() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             var expected: Set<[UInt8]> = [Array(".".utf8), Array("..".utf8)]
             for index in 0..<400 {  // about 40 KiB of records: several reads
                 let name = String(repeating: "n", count: 80) + "-\(index)"

@@ -15,7 +15,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("a save removes the temporary file of a save killed with SIGKILL midway")
     func killedFileSaveIsReclaimedBySave() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             let worker = try SaveWorker(saving: "file", to: url)
             #expect(temporaryItems(in: folder).count == 1, "the worker's temporary file")
@@ -44,7 +44,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("a save leaves alone the temporary file of a save still running in another process")
     func liveFileSaveIsNotReclaimed() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             let worker = try SaveWorker(saving: "file", to: url)
             let before = temporaryItems(in: folder)
@@ -62,7 +62,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("a package save removes the temporary folder of a package save killed midway, not a live one's")
     func packageSaves() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             let first = try FilePackage(entries: ["a.txt": .file(Data("first".utf8))])
             try SafeSave.writePackage(first, to: url, creating: true)
@@ -87,7 +87,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("a temporary file that nobody locks is reclaimed; one locked in this process is not")
     func lockDecidesInProcess() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let target = folder.appendingPathComponent("doc.txt").path
             let stray = SavePaths.siblingName(of: target, marker: StrayTemporaryFiles.marker)
             try put("stray", at: URL(fileURLWithPath: stray))
@@ -105,7 +105,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("a reclaimer that removes a new temporary file before its writer locked it: the writer creates it again")
     func reclaimedBeforeLocked() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "original", in: folder)
             let removed = Locked(0)
             StrayTemporaryFiles.onNextCreation(inFolder: folder.path) {
@@ -120,7 +120,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("the same race for a package's temporary folder")
     func packageReclaimedBeforeLocked() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let url = folder.appendingPathComponent("doc.pkg")
             let removed = Locked(0)
             StrayTemporaryFiles.onNextCreation(inFolder: folder.path) {
@@ -135,7 +135,7 @@ struct StrayTemporaryFilesTests {
 
     @Test("symbolic links and FIFOs named like temporary items are left alone, and so is what a link points to")
     func otherKindsAreLeftAlone() throws {
-        try withTemporaryFolder { folder in
+        try Scratch.with { folder in
             let target = folder.appendingPathComponent("doc.txt").path
             let elsewhere = try makeFile("elsewhere.txt", containing: "keep", in: folder)
             let link = folder.appendingPathComponent(".doc.txt.cdsave-00000000000a").path

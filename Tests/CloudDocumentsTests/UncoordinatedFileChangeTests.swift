@@ -10,7 +10,7 @@ import Testing
 struct UncoordinatedFileChangeTests {
     @Test("rm of the file of a clean document: it closes ([closed]) and is unregistered")
     func removalClosesCleanDocument() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = try makeFile("clean.txt", containing: "saved", in: folder)
             let document = WatchedNote(fileURL: url)
             try await document.openThrowing()
@@ -26,7 +26,7 @@ struct UncoordinatedFileChangeTests {
 
     @Test("rm of the file of a document with unsaved changes: it stays open with them; the next save writes the file again")
     func removalKeepsUnsavedChanges() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = try makeFile("dirty.txt", containing: "saved", in: folder)
             let document = WatchedNote(fileURL: url)
             try await document.openThrowing()
@@ -53,7 +53,7 @@ struct UncoordinatedFileChangeTests {
 
     @Test("mv of the file (another process): fileURL follows, the next save goes to the new place")
     func renameFollowed() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let old = try makeFile("draft.txt", containing: "text", in: folder)
             let new = folder.appendingPathComponent("final.txt")
             let document = WatchedNote(fileURL: old)
@@ -73,7 +73,7 @@ struct UncoordinatedFileChangeTests {
 
     @Test("Syncthing's delete-then-rename replacement (by a child process): the document reloads and stays open")
     func replacementReloads() async throws {
-        try await withDocumentFolder { folder in
+        try await Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "base", in: folder)
             let document = WatchedNote(fileURL: url)
             try await document.openThrowing()
@@ -88,7 +88,7 @@ struct UncoordinatedFileChangeTests {
                 #expect(document.text == "version \(round)")
             }
             // Every check of the moments without doc.txt is over: nothing more can come.
-            try await waitFor("the change monitor's deletion checks") { !CoordinationRuntime.process.isCheckingDeletions }
+            try await Polling.until("the change monitor's deletion checks") { !CoordinationRuntime.process.isCheckingDeletions }
             await drainDocumentQueue(document)
             #expect(!document.events.withLock { $0 }.contains("deletion answered"))
             #expect(!recorder.recorded.contains { $0.contains(.closed) })

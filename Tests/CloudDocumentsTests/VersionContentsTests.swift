@@ -7,8 +7,9 @@ import Testing
 struct VersionContentsTests {
     @Test("a copy has the source's bytes: larger than one copy step, empty, and a procfs file that reports size 0")
     func copiesBytes() throws {
-        let folder = try makeTemporaryFolder(prefix: "clouddocs-contents")
-        defer { POSIX.removeTree(folder.path) }
+        let folderScratch = try Scratch("clouddocs-contents")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let large = Data((0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
         try large.write(to: folder.appendingPathComponent("large"))
         try Data().write(to: folder.appendingPathComponent("empty"))
@@ -26,8 +27,9 @@ struct VersionContentsTests {
 
     @Test("syncing files and folders together succeeds; a missing one is reported after the others finished")
     func syncsTogether() throws {
-        let folder = try makeTemporaryFolder(prefix: "clouddocs-contents")
-        defer { POSIX.removeTree(folder.path) }
+        let folderScratch = try Scratch("clouddocs-contents")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         try Data("x".utf8).write(to: folder.appendingPathComponent("file"))
         try VersionContents.syncTogether([folder.path + "/file", folder.path])
         #expect(throws: FileVersionError.self) {

@@ -42,22 +42,22 @@ final class VersionMessageRecorder: FilePresenter {
         record(exists ? "change" : "change (missing)")
     }
 
-    /// Waits until `predicate` holds for the messages (each new message within 10 s); false on a time-out.
+    /// Waits until `predicate` holds for the messages; false only when the hang guard runs out.
     func wait(until predicate: @escaping @Sendable ([String]) -> Bool) async throws -> Bool {
         let arrived = self.arrived, messages = self.messages
         return try await onBackgroundThread {
             while !predicate(messages.withLock { $0 }) {
-                if arrived.wait(timeout: .now() + 10) == .timedOut { return false }
+                if arrived.wait(timeout: Polling.deadline()) == .timedOut { return false }
             }
             return true
         }
     }
 
-    /// Waits for `count` more messages (each within 10 s); false on a time-out.
+    /// Waits for `count` more messages; false only when the hang guard runs out.
     func wait(for count: Int) async throws -> Bool {
         let arrived = self.arrived
         return try await onBackgroundThread {
-            (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
+            (0..<count).allSatisfy { _ in arrived.wait(timeout: Polling.deadline()) == .success }
         }
     }
 }

@@ -8,8 +8,9 @@ struct VersionPresenterMessageTests {
     @Test("gain, resolve and lose reach every presenter of the item, the changing coordinator's own included")
     func messagesReachEveryPresenter() async throws {
         try await withPrivateVersionStore {
-            let folder = try makeTemporaryFolder(prefix: "clouddocs-vmsg")
-            defer { POSIX.removeTree(folder.path) }
+            let folderScratch = try Scratch("clouddocs-vmsg")
+            defer { folderScratch.remove() }
+            let folder = folderScratch.url
             let url = folder.appendingPathComponent("item.txt")
             try put("current", at: url)
             let other = VersionMessageRecorder(url, includingChanges: false), own = VersionMessageRecorder(url, includingChanges: false)

@@ -96,8 +96,9 @@ struct VersionsInsideCoordinationTests {
     @Test("inside the async coordination (a Task), and inside a folder's .forDeleting write")
     func asyncAndFolderDelete() async throws {
         try await withPrivateVersionStore {
-            let folder = try makeTemporaryFolder(prefix: "clouddocs-inside")
-            defer { try? FileManager.default.removeItem(at: folder) }
+            let folderScratch = try Scratch("clouddocs-inside")
+            defer { folderScratch.remove() }
+            let folder = folderScratch.url
             let doc = try makeFile("doc.txt", containing: "current", in: folder)
             try addVersion("theirs", of: doc, conflict: true)
             _ = try makeFile(syncthingCopy, containing: "copy", in: folder)
@@ -146,20 +147,18 @@ struct VersionsInsideCoordinationTests {
             let holder = Thread {
                 try? Coordinator().coordinate(writingItemAt: doc) { _ in
                     inside.signal()
-                    _ = release.wait(timeout: .now() + 30)
+                    _ = release.wait(timeout: Polling.deadline())
                 }
                 done.signal()
             }
             holder.start()
-            #expect(inside.wait(timeout: .now() + 30) == .success)
-            // This thread runs no accessor: its change waits for the holder (here: up to a short
-            // timeout, which must expire — the holder is still inside).
-            let waiting = Coordinator()
-            waiting.timeout = .milliseconds(50)
-            #expect(throws: FileVersionError.self) { try conflict.resolve(coordinator: waiting) }
+            #expect(inside.wait(timeout: Polling.deadline()) == .success)
+            // A thread that runs no accessor: its change waits for the holder (seen waiting for
+            // the lock, then cancelled — the holder is still inside).
+            #expect(contend { try conflict.resolve(coordinator: $0) } == .waited)
             #expect(!conflict.isResolved)
             release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(done.wait(timeout: Polling.deadline()) == .success)
             try conflict.resolve()
             #expect(conflict.isResolved)
         }

@@ -24,6 +24,7 @@
 //   from other processes on presenter queues>", "queued" → "QUEUED <operations on its presenter queue>".
 import FileCoordination
 import Foundation
+import TestSupport
 import Glibc
 
 func runHostileCommand(_ command: String, _ arguments: [String]) {
@@ -216,15 +217,14 @@ private func silence(_ path: String, held: inout [Int32]) -> (String, () -> Stri
             finished.leave()
         }.start()
     }
-    // Waits for the victim's answers to pile up unread (checked every 10 ms, for at most 60 s).
+    // Waits for the victim's answers to pile up unread (or for the senders to end).
     var queued = 0
-    for _ in 0..<6000 {
+    _ = Polling.holds(interval: .milliseconds(10)) {
         queued = held.reduce(0) { total, fd in
             var bytes: Int32 = 0
             return total + (ioctl(fd, UInt(FIONREAD), &bytes) == 0 ? Int(bytes) : 0)
         }
-        if queued >= 8192 || finished.wait(timeout: .now()) == .success { break }
-        usleep(10_000)
+        return queued >= 8192 || finished.wait(timeout: .now()) == .success
     }
     return ("queued=\(queued) sent=\(sent.value)", {
         finished.wait()

@@ -3,9 +3,11 @@
 //
 //   queue-write <path> <text>        print "STARTING", write <text> in a coordinated write with no
 //                                    timeout (so it queues behind whoever holds the item), print "WROTE"
-//   contend                          for each stdin line "<read|write> <path> <timeout-ms> [purpose]",
-//                                    try that access with a new coordinator and print "GOT",
-//                                    "BLOCKED" (timed out) or "ERROR <description>"; ends at "quit"
+//   contend                          for each stdin line "<read|write> <path> <probe|wait> [purpose]",
+//                                    try that access with a new coordinator and print "GOT" once it
+//                                    got in, or (with `probe`) "WAITED" once it is seen sleeping in
+//                                    the kernel for a lock (then it gives up), or "ERROR <description>";
+//                                    ends at "quit"
 //   upgrade <path> [purpose]         read <path>, print "READING", wait for a line, then write it
 //                                    inside the read (an upgrade) and print "UPGRADED" or
 //                                    "ERROR <case>", wait for a line, release, print "RELEASED"
@@ -34,18 +36,27 @@ func runLockProtocolCommand(_ command: String, _ arguments: [String]) throws {
             guard words.count >= 3 else { say("ERROR bad line"); continue }
             let url = URL(fileURLWithPath: words[1])
             let contender = coordinator(purpose: words.count > 3 ? words[3] : nil)
-            contender.timeout = .milliseconds(Int(words[2]) ?? 150)
-            do {
+            contender.timeout = Polling.hangGuard
+            let access: @Sendable (Coordinator) throws -> Void = { c in
                 if words[0] == "read" {
-                    try contender.coordinate(readingItemAt: url) { _ in }
+                    try c.coordinate(readingItemAt: url) { _ in }
                 } else {
-                    try contender.coordinate(writingItemAt: url) { _ in }
+                    try c.coordinate(writingItemAt: url) { _ in }
                 }
-                say("GOT")
-            } catch CoordinationError.timedOut {
-                say("BLOCKED")
-            } catch {
-                say("ERROR \(error)")
+            }
+            if words[2] == "probe" {
+                switch contend(contender, access) {
+                case .gotIn: say("GOT")
+                case .waited: say("WAITED")
+                case .failed(let why): say("ERROR \(why)")
+                }
+            } else {
+                do {
+                    try access(contender)
+                    say("GOT")
+                } catch {
+                    say("ERROR \(error)")
+                }
             }
         }
     case "upgrade":

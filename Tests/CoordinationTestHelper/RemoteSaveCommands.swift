@@ -33,7 +33,7 @@ final class CoordinatedSaver: FilePresenter {
     func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         guard let url = presentedItemURL else { return completionHandler(nil) }
         let coordinator = Coordinator(filePresenter: self)
-        coordinator.timeout = .seconds(20)
+        coordinator.timeout = .seconds(60)   // a hang guard only
         do {
             try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { target in
                 try text.write(to: target, atomically: false, encoding: .utf8)

@@ -4,12 +4,19 @@
 //
 //   hold <read|write|delete|move> <path> [purpose]  take the access, print "HELD", wait for a
 //                                                  line on stdin, release, print "RELEASED"
-//   try <read|write|delete> <path> <timeout-ms> [purpose]  print "OK <µs>" or "ERROR <description>"
+//   try <read|write|delete> <path> <probe|wait> [purpose]  make the access; with `probe`, print
+//                                                  "WAITED" once this process is seen sleeping in
+//                                                  the kernel for a lock (then give up), "OK" if it
+//                                                  gets in; with `wait`, print "OK" once it got in;
+//                                                  "ERROR <description>" when it fails
 //   increment <counter-file> <times>               coordinated read-modify-write, print "DONE"
-//   loop-read <path>                               coordinated reads until stdin closes
+//   loop-read <path> [count-file]                  coordinated reads until stdin closes; after each
+//                                                  read, the number of reads so far is written to
+//                                                  count-file (not coordinated)
 //   package-ext <ext> ...                          (prefix) register package extensions first
 import FileCoordination
 import Foundation
+import TestSupport
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 while arguments.first == "package-ext", arguments.count >= 2 {
@@ -27,12 +34,6 @@ func coordinator(purpose: String?) -> Coordinator {
     let coordinator = Coordinator()
     if let purpose { coordinator.purposeIdentifier = purpose }
     return coordinator
-}
-
-
-let clock = ContinuousClock()
-func micros(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
 }
 
 guard let command = arguments.first else { say("usage"); exit(2) }
@@ -56,15 +57,26 @@ do {
         say("RELEASED")
     case "try":
         let url = URL(fileURLWithPath: arguments[2])
-        let c = coordinator(purpose: arguments.count > 4 ? arguments[4] : nil)
-        c.timeout = .milliseconds(Int(arguments[3]) ?? 1000)
-        let start = clock.now
-        switch arguments[1] {
-        case "read": try c.coordinate(readingItemAt: url) { _ in }
-        case "delete": try c.coordinate(writingItemAt: url, options: .forDeleting) { _ in }
-        default: try c.coordinate(writingItemAt: url) { _ in }
+        let mode = arguments[1]
+        let access: @Sendable (Coordinator) throws -> Void = { c in
+            switch mode {
+            case "read": try c.coordinate(readingItemAt: url) { _ in }
+            case "delete": try c.coordinate(writingItemAt: url, options: .forDeleting) { _ in }
+            default: try c.coordinate(writingItemAt: url) { _ in }
+            }
         }
-        say("OK \(micros(clock.now - start))")
+        let c = coordinator(purpose: arguments.count > 4 ? arguments[4] : nil)
+        c.timeout = Polling.hangGuard
+        if arguments[3] == "probe" {
+            switch contend(c, access) {
+            case .gotIn: say("OK")
+            case .waited: say("WAITED")
+            case .failed(let why): say("ERROR \(why)")
+            }
+        } else {
+            try access(c)
+            say("OK")
+        }
     case "increment":
         let url = URL(fileURLWithPath: arguments[1])
         let times = Int(arguments[2]) ?? 0
@@ -78,14 +90,17 @@ do {
         say("DONE")
     case "loop-read":
         let url = URL(fileURLWithPath: arguments[1])
+        let counts = arguments.count > 2 ? URL(fileURLWithPath: arguments[2]) : nil
         let stop = Atomic(false)
         let reader = Thread {
-            var first = true
+            var first = true, reads = 0
             while !stop.load() {
                 try? Coordinator().coordinate(readingItemAt: url) { url in
                     if first { say("LOOPING"); first = false }
                     _ = try? Data(contentsOf: url)
                 }
+                reads += 1
+                if let counts { try? Data(String(reads).utf8).write(to: counts, options: .atomic) }
             }
         }
         reader.start()
@@ -94,17 +109,19 @@ do {
         say("STOPPED")
     case "upload": try uploadCommand(arguments)  // see UploadCommand.swift
     case "self-test":
-        // In-process exclusion with a timeout, for diagnosing a machine.
+        // In-process exclusion, for diagnosing a machine: a read must wait for a held write.
         let url = URL(fileURLWithPath: arguments[1])
         let held = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
         Thread {
             try? Coordinator().coordinate(writingItemAt: url) { _ in held.signal(); go.wait() }
         }.start()
         held.wait()
-        let c = coordinator(purpose: nil)
-        c.timeout = .milliseconds(100)
-        let start = clock.now
-        do { try c.coordinate(readingItemAt: url) { _ in }; say("OK (not blocked!)") } catch { say("ERROR \(error) after \(micros(clock.now - start)) µs") }
+        let outcome = contend { try $0.coordinate(readingItemAt: url) { _ in } }
+        switch outcome {
+        case .waited: say("OK (the read waited for the write)")
+        case .gotIn: say("ERROR the read got in during the write")
+        case .failed(let why): say("ERROR \(why)")
+        }
         go.signal()
     case "host-sigurg": runHostSIGURG(arguments)
     case "many-files", "race", "churn": try runLockFileCommand(command, Array(arguments.dropFirst()))

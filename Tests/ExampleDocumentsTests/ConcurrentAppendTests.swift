@@ -9,10 +9,9 @@ import Testing
 struct ConcurrentAppendTests {
     @Test("2 processes × 40 appends keep all 80 lines, in each process's order, with no conflict version")
     func twoProcessesKeepEveryLine() throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("concurrent-append-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = try Scratch("concurrent-append")
+        defer { scratch.remove() }
+        let folder = scratch.url
         let store = folder.appendingPathComponent("versions", isDirectory: true)
         let file = folder.appendingPathComponent("log.txt")
         try Data("header\n".utf8).write(to: file)

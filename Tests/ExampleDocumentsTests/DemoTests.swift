@@ -16,10 +16,9 @@ struct DemoTests {
 
     @Test("runs every step; plain text when not on a terminal; a read saves the other process's unsaved edit; two processes' edits are merged, then conflict, and the conflict is shown and resolved; the document moves to the cloud and another process's live query sees it")
     func demoRuns() throws {
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("clouddocs-demo-test-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let folder = try Scratch("clouddocs-demo-test")
+        defer { folder.remove() }
+        let scratch = folder.url
         let store = scratch.appendingPathComponent("versions")
         let run = try runExampleTool("clouddocs-demo", [], in: scratch,
                                      environment: ["TMPDIR": scratch.path, "CLOUDDOCUMENTS_VERSION_STORE": store.path])

@@ -30,9 +30,9 @@ struct DocumentationSnippetTests {
         let compiler = try Self.swiftc.require()
         let markdown = try String(contentsOf: Self.packageRoot.appendingPathComponent(document), encoding: .utf8)
         let snippets = try DocumentationSnippets(markdown: markdown)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snippets-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = try Scratch("snippets")
+        defer { scratch.remove() }
+        let folder = scratch.url
 
         let library = snippets.moduleSources()
         if library.contains(where: { !$0.name.hasPrefix("context") }) {
@@ -72,7 +72,8 @@ struct DocumentationSnippetTests {
         let process = Process()
         process.executableURL = compiler
         process.arguments = ["-typecheck", "-swift-version", "6", "-I", modulesFolder.path,
-                             "-I", packageRoot.appendingPathComponent("Examples/CZlib").path] + extra + files
+                             "-I", packageRoot.appendingPathComponent("Examples/CZlib").path,
+                             "-I", packageRoot.appendingPathComponent("Sources/CSystemShim/include").path] + extra + files
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors

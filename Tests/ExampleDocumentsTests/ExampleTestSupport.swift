@@ -1,20 +1,8 @@
 import Foundation
 import Glibc
 import Testing
+@_exported import TestSupport
 @testable import ExampleDocuments
-
-/// A fresh temporary folder, removed afterwards.
-@MainActor
-func withExampleFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
-    let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("clouddocs-example-XXXXXX").path
-    var template = Array(base.utf8CString)
-    guard let made = mkdtemp(&template) else {
-        throw DocumentError.saveFailed(URL(fileURLWithPath: base), reason: "mkdtemp failed", errno: errno)
-    }
-    let url = URL(fileURLWithPath: String(cString: made), isDirectory: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
-}
 
 /// Opens a fresh document (made by `make`) on the file at `url`, runs `body` with it, closes it.
 @MainActor

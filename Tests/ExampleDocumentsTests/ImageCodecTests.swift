@@ -515,26 +515,29 @@ struct ImageCodecPNMTests {
 
 @Suite("ImageCodec: format detection")
 struct ImageCodecFormatTests {
-    @Test("formats from file extensions")
-    func extensions() {
-        #expect(ImageFormat(fileExtension: "PNG") == .png)
-        #expect(ImageFormat(fileExtension: ".ppm") == .ppm)
-        #expect(ImageFormat(fileExtension: "pnm") == .ppm)
-        #expect(ImageFormat(fileExtension: "pgm") == .pgm)
-        #expect(ImageFormat(fileExtension: "jpg") == nil)
+    @Test("formats from file extensions", arguments: [
+        ("PNG", .png), (".ppm", .ppm), ("pnm", .ppm), ("pgm", .pgm), ("jpg", nil),
+    ] as [(String, ImageFormat?)])
+    func fileExtension(_ fileExtension: String, _ expected: ImageFormat?) {
+        #expect(ImageFormat(fileExtension: fileExtension) == expected)
+    }
+
+    @Test("formats from URLs, and their MIME types")
+    func urlsAndMIMETypes() {
         #expect(ImageFormat(url: URL(fileURLWithPath: "/tmp/Picture.Png")) == .png)
         #expect(ImageFormat.png.mimeType == "image/png")
     }
 
-    @Test("formats from magic bytes")
-    func magic() throws {
+    @Test("formats from magic bytes", arguments: [
+        ("P6\n1 1\n255\n", .ppm), ("P3 1 1 255", .ppm), ("P5#c\n", .pgm), ("P2\t", .pgm), ("Plain text", nil), ("", nil),
+    ] as [(String, ImageFormat?)])
+    func magic(_ text: String, _ expected: ImageFormat?) {
+        #expect(ImageFormat(magicBytes: Array(text.utf8)) == expected)
+    }
+
+    @Test("a PNG is recognised by its magic bytes; what no format claims is refused")
+    func magicOfFiles() throws {
         #expect(ImageFormat(magicBytes: try CodecFixtures.bytes("gray1")) == .png)
-        #expect(ImageFormat(magicBytes: Array("P6\n1 1\n255\n".utf8)) == .ppm)
-        #expect(ImageFormat(magicBytes: Array("P3 1 1 255".utf8)) == .ppm)
-        #expect(ImageFormat(magicBytes: Array("P5#c\n".utf8)) == .pgm)
-        #expect(ImageFormat(magicBytes: Array("P2\t".utf8)) == .pgm)
-        #expect(ImageFormat(magicBytes: Array("Plain text".utf8)) == nil)
-        #expect(ImageFormat(magicBytes: [UInt8]()) == nil)
         #expect(throws: ImageCodecError.unknownFormat) { try ImageCodec.decode(Data("GIF89a".utf8)) }
         #expect(throws: ImageCodecError.self) { try ImageCodec.decode(Data()) }
     }
@@ -626,9 +629,14 @@ struct ImageCodecRGBAImageTests {
         let part = try image.cropped(x: 2, y: 3, width: 4, height: 5)
         #expect(part.width == 4 && part.height == 5 && part[0, 0] == image[2, 3] && part[3, 4] == image[5, 7])
         #expect(try image.cropped(x: 0, y: 0, width: 10, height: 8) == image)
-        for (x, y, w, h) in [(-1, 0, 2, 2), (0, 0, 11, 1), (9, 7, 2, 1), (0, 0, 0, 1), (10, 0, 1, 1), (Int.max, 0, 1, 1), (1, 1, Int.max, 1)] {
-            #expect(throws: ImageCodecError.self, "\(x),\(y),\(w),\(h)") { try image.cropped(x: x, y: y, width: w, height: h) }
-        }
+    }
+
+    @Test("a rectangle that is empty or leaves the image is refused", arguments: [
+        (-1, 0, 2, 2), (0, 0, 11, 1), (9, 7, 2, 1), (0, 0, 0, 1), (10, 0, 1, 1), (Int.max, 0, 1, 1), (1, 1, Int.max, 1),
+    ])
+    func cropOutside(x: Int, y: Int, width: Int, height: Int) {
+        let image = RGBAImage.gradient(width: 10, height: 8)
+        #expect(throws: ImageCodecError.self) { try image.cropped(x: x, y: y, width: width, height: height) }
     }
 
     @Test("grayscale, invert and generators")

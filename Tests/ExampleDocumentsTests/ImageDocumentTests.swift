@@ -54,7 +54,7 @@ private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: 
 struct ImageDocumentTests {
     @Test("opens a PNG written by another encoder (libpng) with the reference pixels")
     func opensForeignPNG() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let document = try await ImageFixtures.openCopy(of: "rgba8", in: folder)
             #expect(document.image.width == 37)
             #expect(document.image.height == 29)
@@ -67,7 +67,7 @@ struct ImageDocumentTests {
 
     @Test("PNG round trip: a new image saved for creating reopens identical")
     func pngRoundTrip() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("new.png")
             let image = try ImageFixtures.gradient(width: 19, height: 7)
             let document = ImageDocument(fileURL: url, image: image)
@@ -79,7 +79,7 @@ struct ImageDocumentTests {
 
     @Test("saving to a .ppm or .pgm URL converts; the document then lives there")
     func convertsByExtension() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let document = try await ImageFixtures.openCopy(of: "rgb8", in: folder)
             let original = document.image
             let ppm = folder.appendingPathComponent("rgb8.ppm")
@@ -105,7 +105,7 @@ struct ImageDocumentTests {
 
     @Test("corrupt or truncated PNG data is rejected with the codec's message; closed; file untouched")
     func corruptRejected() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let source = try Data(contentsOf: try ImageFixtures.url("rgba8", "png"))
             var corrupt = source
             corrupt[40] ^= 0xFF  // inside the first IDAT: its CRC no longer matches
@@ -131,7 +131,7 @@ struct ImageDocumentTests {
 
     @Test("setting the image is undoable and drives the change count")
     func undoableImage() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let document = try await ImageFixtures.openCopy(of: "gray8", in: folder)
             let original = document.image
             var inverted = original
@@ -150,7 +150,7 @@ struct ImageDocumentTests {
 
     @Test("saving to an extension no codec writes fails with unsupportedFileType and savingError")
     func unsupportedExtension() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let document = try await ImageFixtures.openCopy(of: "rgb8", in: folder)
             let url = document.fileURL
             let target = folder.appendingPathComponent("rgb8.gif")

@@ -41,8 +41,12 @@ struct ImageSampleDepthTests {
         var badDepth = png
         badDepth[24] = 3  // not allowed for RGB
         #expect(ImageSampleDepth(header: badDepth) == nil)
-        for text in ["P6\n2 2\n", "P6\n2 2\n0\n", "P6\n2 2\n70000\n", "P6 x", "GIF89a", ""] {
-            #expect(ImageSampleDepth(header: Array(text.utf8)) == nil, "\(text.debugDescription)")
-        }
+    }
+
+    @Test("truncated or foreign Netpbm and other headers give nil", arguments: [
+        "P6\n2 2\n", "P6\n2 2\n0\n", "P6\n2 2\n70000\n", "P6 x", "GIF89a", "",
+    ])
+    func malformedText(_ text: String) {
+        #expect(ImageSampleDepth(header: Array(text.utf8)) == nil)
     }
 }

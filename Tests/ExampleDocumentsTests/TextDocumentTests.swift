@@ -16,7 +16,7 @@ private func openTextFile(_ name: String, holding bytes: Data, in folder: URL) a
 struct TextDocumentTests {
     @Test("a new document saved for creating writes UTF-8; opening it again reads the same text")
     func roundTrip() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("greeting.txt")
             let text = "héllo, wörld 🌍\nsecond line\n"
             let document = TextDocument(fileURL: url)
@@ -36,7 +36,7 @@ struct TextDocumentTests {
 
     @Test("line endings are kept byte for byte: CRLF stays CRLF, mixed endings stay mixed")
     func lineEndings() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let original = Data("first\r\nsecond\r\nunix\nold mac\rlast".utf8)
             let (url, document) = try await openTextFile("windows.txt", holding: original, in: folder)
             #expect(document.text == "first\r\nsecond\r\nunix\nold mac\rlast")
@@ -50,7 +50,7 @@ struct TextDocumentTests {
 
     @Test("a leading UTF-8 byte-order mark is not part of the text and is written back")
     func byteOrderMark() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let marked = Data([0xEF, 0xBB, 0xBF] + Array("with mark".utf8))
             let (url, document) = try await openTextFile("bom.txt", holding: marked, in: folder)
             #expect(document.text == "with mark")
@@ -63,7 +63,7 @@ struct TextDocumentTests {
 
     @Test("invalid UTF-8 is rejected with a clear message, the document stays closed and the file untouched")
     func invalidUTF8() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("latin1.txt")
             let bytes = Data([0x63, 0x61, 0x66, 0xE9, 0x20, 0x6F, 0x6B])  // "café ok" in Latin-1
             try bytes.write(to: url)
@@ -81,7 +81,7 @@ struct TextDocumentTests {
 
     @Test("a folder is not a text file")
     func folderRejected() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let url = folder.appendingPathComponent("notes.txt", isDirectory: true)
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
             let document = TextDocument(fileURL: url)
@@ -92,7 +92,7 @@ struct TextDocumentTests {
 
     @Test("setting text, append and replace are undoable and drive the change count")
     func undoRedo() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             let (url, document) = try await openTextFile("undo.txt", holding: Data("one two one".utf8), in: folder)
             let undo = document.undoManager
 

@@ -8,7 +8,7 @@ import Testing
 struct TextEditorWatchTests {
     @Test("mv then rm, each a process of its own: watch prints the move, then the deletion, and ends")
     func moveThenDelete() async throws {
-        try await withExampleFolder { folder in
+        try await Scratch.with { folder in
             try Data("hello\n".utf8).write(to: folder.appendingPathComponent("notes.txt"))
             let watch = try WatchProcess(file: "notes.txt", in: folder)
             defer { watch.stop() }
@@ -45,24 +45,21 @@ private final class WatchProcess {
 
     var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
 
-    /// Waits (polling, with a generous deadline) until the output contains `text`.
+    /// Waits until the output contains `text` (fails at once if the program ended without it).
     func waitForOutput(_ text: String) throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !output.contains(text) {
-            guard ContinuousClock.now < deadline, process.isRunning || output.contains(text) else {
-                throw WatchFailure(description: "waited for \(text.debugDescription); output: \(output)")
+        try Polling.blockUntil("\(text.debugDescription) in the output", details: { "output: \(self.output)" }) {
+            if output.contains(text) { return true }
+            guard process.isRunning || output.contains(text) else {
+                throw WatchFailure(description: "ended without printing \(text.debugDescription); output: \(output)")
             }
-            usleep(5_000)
+            return false
         }
     }
 
     /// Waits for the program to end by itself; its exit status.
     func waitForExit() throws -> Int32 {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { throw WatchFailure(description: "still running: \(output)") }
-            usleep(5_000)
-        }
+        try Polling.blockUntil("text-editor watch to end", details: { "output: \(self.output)" }) { !process.isRunning }
+        process.waitUntilExit()
         return process.terminationStatus
     }
 

@@ -16,7 +16,7 @@ struct HostSignalTests {
         if when == "after" { #expect(child.expect("TIMEDOUT") == "TIMEDOUT") }
         #expect(child.expect("TIMEDOUT") == "TIMEDOUT")
         #expect(child.expect("WAITING") == "WAITING")
-        #expect(KernelLockProbe.waitUntilSomeoneWaits(for: file), "the child never waited in the kernel")
+        #expect(Polling.holds { KernelLockProbe.someoneWaits(for: file) }, "the child never waited in the kernel")
         child.send("cancel")
         #expect(child.expect("CANCELLED") == "CANCELLED")
         writer.release()

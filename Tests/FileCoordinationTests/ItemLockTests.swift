@@ -16,8 +16,8 @@ struct ItemLockTests {
         ], runtime: .process)
         let claims = LockClaim.claims(for: accesses)
         #expect(claims.map(\.lock) == [
-            ItemLock(path: CanonicalPath.of(a), access: .write),  // read and written: written
-            ItemLock(path: CanonicalPath.of(b), access: .write),
+            ItemLock(path: CanonicalPath.of(a, in: CoordinationRuntime.process.paths), access: .write),  // read and written: written
+            ItemLock(path: CanonicalPath.of(b, in: CoordinationRuntime.process.paths), access: .write),
         ])
         #expect(claims.map(\.subtreeIfDirectory) == [false, true])
     }
@@ -25,13 +25,13 @@ struct ItemLockTests {
     @Test func aReadClaimStaysARead() {
         let a = URL(fileURLWithPath: "/tmp/item-lock-tests/a.txt")
         let claims = LockClaim.claims(for: ResolvedAccess.resolveBeforeLocking([.readingIntent(with: a)], runtime: .process))
-        #expect(claims == [LockClaim(lock: ItemLock(path: CanonicalPath.of(a), access: .read), subtreeIfDirectory: false)])
+        #expect(claims == [LockClaim(lock: ItemLock(path: CanonicalPath.of(a, in: CoordinationRuntime.process.paths), access: .read), subtreeIfDirectory: false)])
     }
 
     /// A tree lock held through one owner makes a wait for anything inside, through another owner,
     /// a deadlock; a read held conflicts only with a wait for a write; one's own locks never count.
     @Test func theThreadsRecordTellsWhichWaitsWouldDeadlock() throws {
-        let holder = LockOwner(), other = LockOwner()
+        let holder = LockOwner(lockTable: CoordinationRuntime.process.lockTable), other = LockOwner(lockTable: CoordinationRuntime.process.lockTable)
         ThreadClaims.push([ItemLock(path: "/d", access: .tree), ItemLock(path: "/r.txt", access: .read)], owner: holder)
         defer { ThreadClaims.pop(2) }
         func safe(_ path: String, exclusive: Bool, subtree: Bool = false, by owner: LockOwner) -> Bool {

@@ -4,22 +4,15 @@ import Glibc
 
 /// Tells a test when some thread or process sleeps in the kernel waiting for the lock of an item:
 /// `/proc/locks` lists every blocked lock request as a line with `->`, naming the lock file's
-/// inode. Waiting for that line is waiting for a state, not for time: it returns as soon as the
-/// waiter is there (and gives up after 30 s so a broken test fails instead of hanging).
+/// inode. Waiting for that line (with `Polling`) is waiting for a state, not for time.
 enum KernelLockProbe {
-    /// Returns true once a blocked lock request on `url`'s lock file is listed.
-    @discardableResult
-    static func waitUntilSomeoneWaits(for url: URL, seconds: Double = 30) -> Bool {
+    /// True when a blocked lock request on `url`'s lock file is listed now (wait for it with
+    /// `Polling`).
+    static func someoneWaits(for url: URL) -> Bool {
         guard let directory = try? LockDirectory.current() else { return false }
-        let lockFile = LockFileNaming.lockFilePath(for: CanonicalPath.of(url), in: directory.path)
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            var info = stat()
-            if stat(lockFile, &info) == 0, isBlocked(inode: UInt64(info.st_ino)) { return true }
-            sched_yield()
-            usleep(200)
-        }
-        return false
+        let lockFile = LockFileNaming.lockFilePath(for: CanonicalPath.of(url, in: CoordinationRuntime.process.paths), in: directory.path)
+        var info = stat()
+        return stat(lockFile, &info) == 0 && isBlocked(inode: UInt64(info.st_ino))
     }
 
     private static func isBlocked(inode: UInt64) -> Bool {

@@ -15,22 +15,11 @@ enum LockProbe {
     /// True when someone holds `offset` of `url`'s lock file exclusively.
     static func isHeldExclusively(_ url: URL, at offset: Int) -> Bool {
         guard let directory = try? LockDirectory.current() else { return false }
-        let path = LockFileNaming.lockFilePath(for: CanonicalPath.of(url), in: directory.path)
+        let path = LockFileNaming.lockFilePath(for: CanonicalPath.of(url, in: CoordinationRuntime.process.paths), in: directory.path)
         let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         // A shared request conflicts only with an exclusive holder.
         return OFDLock.isContended(.shared, fd: fd, start: offset, length: 1)
-    }
-
-    /// Checks `condition` until it holds (true) or 30 s pass (false). This waits for a state the
-    /// kernel reports, never for a guessed amount of time: a slow machine only makes it take longer.
-    static func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            usleep(200)
-        }
-        return false
     }
 }

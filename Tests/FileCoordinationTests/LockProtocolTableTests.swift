@@ -14,7 +14,9 @@ struct LockProtocolTableTests {
         static let group = "com.example.table.p"
         static let otherGroup = "com.example.table.q"
 
-        func line(for url: URL, timeoutMilliseconds: Int) -> String {
+        /// The `contend` line: with `probe`, the contender reports WAITED once it is seen waiting
+        /// for a lock (and gives up), GOT if it gets in; with `wait`, it waits as long as it must.
+        func line(for url: URL, _ mode: String) -> String {
             let access = rawValue.hasSuffix("Read") ? "read" : "write"
             let purpose: String
             switch self {
@@ -22,7 +24,7 @@ struct LockProtocolTableTests {
             case .groupRead, .groupWrite: purpose = " " + Self.group
             case .otherGroupRead, .otherGroupWrite: purpose = " " + Self.otherGroup
             }
-            return "\(access) \(url.path) \(timeoutMilliseconds)\(purpose)"
+            return "\(access) \(url.path) \(mode)\(purpose)"
         }
     }
 
@@ -68,13 +70,13 @@ struct LockProtocolTableTests {
         defer { contender.send("quit"); contender.waitForExit() }
         let end = transition.hold(holder, file)
         for candidate in Contender.allCases {
-            let expected = transition.blocked.contains(candidate) ? "BLOCKED" : "GOT"
-            contender.send(candidate.line(for: file, timeoutMilliseconds: 150))
+            let expected = transition.blocked.contains(candidate) ? "WAITED" : "GOT"
+            contender.send(candidate.line(for: file, "probe"))
             #expect(contender.readLine() == expected, "\(candidate)")
         }
         end()
         for candidate in Contender.allCases {
-            contender.send(candidate.line(for: file, timeoutMilliseconds: 10_000))
+            contender.send(candidate.line(for: file, "wait"))
             #expect(contender.readLine() == "GOT", "\(candidate) after the holder ended")
         }
     }
@@ -94,13 +96,13 @@ struct LockProtocolTableTests {
         defer { contender.send("quit"); contender.waitForExit() }
         let deleter = Holder.writing(directory, options: .forDeleting, coordinator: holder)
         let newInside = scratch.file("tree/never-seen-before.txt")
-        for (target, expected) in [(inner, "BLOCKED"), (newInside, "BLOCKED"), (directory, "BLOCKED"), (outside, "GOT")] {
-            contender.send(Contender.plainRead.line(for: target, timeoutMilliseconds: 150))
+        for (target, expected) in [(inner, "WAITED"), (newInside, "WAITED"), (directory, "WAITED"), (outside, "GOT")] {
+            contender.send(Contender.plainRead.line(for: target, "probe"))
             #expect(contender.readLine() == expected, "\(target.lastPathComponent)")
         }
         deleter.release()
         for target in [inner, newInside, directory] {
-            contender.send(Contender.plainWrite.line(for: target, timeoutMilliseconds: 10_000))
+            contender.send(Contender.plainWrite.line(for: target, "wait"))
             #expect(contender.readLine() == "GOT", "\(target.lastPathComponent) after the tree lock ended")
         }
     }
@@ -129,7 +131,7 @@ struct LockProtocolTableTests {
         }
         #expect(reading.wait())
         other.send()  // the other process upgrades first and waits for our read
-        #expect(LockProbe.waitUntil { LockProbe.writerIsWaiting(file) })
+        #expect(Polling.holds { LockProbe.writerIsWaiting(file) })
         go.fire()
         #expect(done.wait())
         #expect(outcome.value == "wouldDeadlock")

@@ -63,8 +63,7 @@ struct LockingRulesTests {
         let scratch = try Scratch()
         let file = scratch.file("self.txt", contents: "x")
         let other = scratch.file("other.txt", contents: "y")
-        let coordinator = Coordinator()
-        coordinator.timeout = .seconds(5)
+        let coordinator = patient()   // a hang guard only: a coordinator that blocked itself would hang
         let result = try coordinator.coordinate(readingItemAt: file) { _ in
             try coordinator.coordinate(writingItemAt: file) { url in
                 try "nested".write(to: url, atomically: false, encoding: .utf8)

@@ -20,30 +20,21 @@ struct MoveWhileWaitingTests {
             }
         }
         let done = onThread { waiter(a) }
-        #expect(KernelLockProbe.waitUntilSomeoneWaits(for: a), "the waiter never waited for a.txt")
+        #expect(Polling.holds { KernelLockProbe.someoneWaits(for: a) }, "the waiter never waited for a.txt")
         holder.release()
         return (b, done)
     }
 
-    @Test("the synchronous fast path (no presenter registered) follows the move")
-    func synchronousReadGetsTheNewURL() throws {
-        let scratch = try Scratch()
-        let got = Box<URL?>(nil)
-        let (b, done) = moveWhileSomeoneWaits(in: scratch) { a in
-            got.value = try? Coordinator().coordinate(readingItemAt: a) { $0 }
-        }
-        #expect(done.wait())
-        #expect(got.value?.lastPathComponent == b.lastPathComponent)
-    }
-
-    @Test("a synchronous write follows the move too, and its accessor sees the moved contents")
-    func synchronousWriteGetsTheNewURL() throws {
+    /// A synchronous read (the fast path: no presenter registered) or write waiting for the item
+    /// follows the move: its accessor gets `b.txt`, with the moved contents.
+    @Test("a synchronous read or write (no presenter registered) follows the move", arguments: ["read", "write"])
+    func synchronousAccessGetsTheNewURL(_ access: String) throws {
         let scratch = try Scratch()
         let got = Box<String?>(nil)
         let (_, done) = moveWhileSomeoneWaits(in: scratch) { a in
-            got.value = try? Coordinator().coordinate(writingItemAt: a) { url in
-                "\(url.lastPathComponent):\((try? String(contentsOf: url, encoding: .utf8)) ?? "missing")"
-            }
+            let look = { (url: URL) in "\(url.lastPathComponent):\((try? String(contentsOf: url, encoding: .utf8)) ?? "missing")" }
+            got.value = access == "read" ? try? Coordinator().coordinate(readingItemAt: a, byAccessor: look)
+                                         : try? Coordinator().coordinate(writingItemAt: a, byAccessor: look)
         }
         #expect(done.wait())
         #expect(got.value == "b.txt:moved")
@@ -96,7 +87,7 @@ struct MoveWhileWaitingTests {
             }
         }
         for index in 0..<moves {
-            #expect(KernelLockProbe.waitUntilSomeoneWaits(for: files[index]), "the reader never waited for m\(index)")
+            #expect(Polling.holds { KernelLockProbe.someoneWaits(for: files[index]) }, "the reader never waited for m\(index)")
             holders[index].release()
         }
         #expect(done.wait())

@@ -58,7 +58,7 @@ struct OwnPresenterFastPathTests {
                 try "y".write(to: url, atomically: false, encoding: .utf8)
             }
         }
-        #expect(KernelLockProbe.waitUntilSomeoneWaits(for: file), "the writer never waited for the lock")
+        #expect(Polling.holds { KernelLockProbe.someoneWaits(for: file) }, "the writer never waited for the lock")
         withPresenters([newcomer]) {
             holder.release()
             #expect(done.wait())
@@ -97,7 +97,7 @@ struct PresenterOwnerKeepingTests {
         #expect(next.owner.groupKey != .purpose("shared-purpose"))
         // And it blocks a coordinator of that purpose, as any other coordinator does.
         let holder = Holder.writing(file, coordinator: next)
-        #expect(writeIsBlocked(file, purpose: "shared-purpose"))
+        #expect(writeWaits(file, purpose: "shared-purpose"))
         holder.release()
     }
 

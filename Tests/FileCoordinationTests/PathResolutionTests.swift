@@ -21,13 +21,13 @@ struct PathResolutionTests {
         let (real, link) = try linkedFolder(scratch)
         let viaLink = URL(fileURLWithPath: link.path + "/../doc.txt")
         let direct = real.appendingPathComponent("doc.txt")
-        #expect(CanonicalPath.of(viaLink) == CanonicalPath.of(direct))
-        #expect(CanonicalPath.of(URL(fileURLWithPath: link.path + "/..")) == CanonicalPath.of(real))
+        #expect(CanonicalPath.of(viaLink, in: CoordinationRuntime.process.paths) == CanonicalPath.of(direct, in: CoordinationRuntime.process.paths))
+        #expect(CanonicalPath.of(URL(fileURLWithPath: link.path + "/.."), in: CoordinationRuntime.process.paths) == CanonicalPath.of(real, in: CoordinationRuntime.process.paths))
         // A missing folder after the '..' is still resolved from the link's target.
         let missing = URL(fileURLWithPath: link.path + "/../new/deeper/x.txt")
-        #expect(CanonicalPath.of(missing) == real.path + "/new/deeper/x.txt")
+        #expect(CanonicalPath.of(missing, in: CoordinationRuntime.process.paths) == real.path + "/new/deeper/x.txt")
         // The same item is named by the folder the kernel finds: D/real, not D.
-        #expect(CanonicalPath.of(viaLink) != scratch.url.path + "/doc.txt")
+        #expect(CanonicalPath.of(viaLink, in: CoordinationRuntime.process.paths) != scratch.url.path + "/doc.txt")
     }
 
     @Test("a writer of D/real/doc.txt excludes a writer and a reader of D/lnk/../doc.txt, and back")
@@ -39,15 +39,15 @@ struct PathResolutionTests {
         let viaLink = URL(fileURLWithPath: link.path + "/../doc.txt")
 
         let writer = Holder.writing(direct)
-        #expect(writeIsBlocked(viaLink))
-        #expect(readIsBlocked(viaLink))
-        #expect(!writeIsBlocked(scratch.file("doc.txt")), "D/doc.txt is another item")
+        #expect(writeWaits(viaLink))
+        #expect(readWaits(viaLink))
+        #expect(writeGetsIn(scratch.file("doc.txt")), "D/doc.txt is another item")
         writer.release()
 
         let other = Holder.writing(viaLink)
-        #expect(writeIsBlocked(direct))
+        #expect(writeWaits(direct))
         other.release()
-        #expect(!writeIsBlocked(direct))
+        #expect(writeGetsIn(direct))
     }
 
     @Test("across processes too: a writer of D/lnk/../doc.txt in another process excludes D/real/doc.txt here")
@@ -58,16 +58,16 @@ struct PathResolutionTests {
         try "x".write(to: direct, atomically: false, encoding: .utf8)
         let child = try ChildProcess(["hold", "write", link.path + "/../doc.txt"])
         #expect(child.expect("HELD") == "HELD")
-        #expect(writeIsBlocked(direct))
-        #expect(readIsBlocked(direct))
+        #expect(writeWaits(direct))
+        #expect(readWaits(direct))
         child.send()
         #expect(child.expect("RELEASED") == "RELEASED")
         child.waitForExit()
-        #expect(!writeIsBlocked(direct))
+        #expect(writeGetsIn(direct))
 
         let writer = Holder.writing(direct)
-        let other = try ChildProcess(["try", "write", link.path + "/../doc.txt", "150"])
-        #expect(other.expect("ERROR")?.contains("timed out") == true)
+        let other = try ChildProcess(["try", "write", link.path + "/../doc.txt", "probe"])
+        #expect(other.readLine() == "WAITED")
         other.waitForExit()
         writer.release()
     }
@@ -83,15 +83,15 @@ struct PathResolutionTests {
         let siblingURL = rawNameURL(in: scratch.url, sibling)
         let replaced = scratch.file("caf\u{FFFD}.txt")
 
-        #expect(CanonicalPath.of(url) != CanonicalPath.of(siblingURL))
-        #expect(PathBytes.bytes(of: CanonicalPath.of(url)) == Array(scratch.url.path.utf8) + [0x2F] + name)
+        #expect(CanonicalPath.of(url, in: CoordinationRuntime.process.paths) != CanonicalPath.of(siblingURL, in: CoordinationRuntime.process.paths))
+        #expect(PathBytes.bytes(of: CanonicalPath.of(url, in: CoordinationRuntime.process.paths)) == Array(scratch.url.path.utf8) + [0x2F] + name)
 
         let writer = Holder.writing(url)
-        #expect(writeIsBlocked(url))
-        #expect(!writeIsBlocked(siblingURL))
-        #expect(!writeIsBlocked(replaced))
+        #expect(writeWaits(url))
+        #expect(writeGetsIn(siblingURL))
+        #expect(writeGetsIn(replaced))
         writer.release()
-        #expect(!writeIsBlocked(url))
+        #expect(writeGetsIn(url))
     }
 
     @Test("a coordinated read and write of a file named with byte 0xFF and of a 255-byte name")
@@ -144,11 +144,7 @@ struct PathResolutionTests {
             }
         }
         _ = writerIn.wait()
-        let deleter = Coordinator()
-        deleter.timeout = .milliseconds(200)
-        #expect(throws: CoordinationError.self, "the delete waits for the writer inside the folder") {
-            try deleter.coordinate(writingItemAt: folder, options: .forDeleting) { _ in }
-        }
+        #expect(writeWaits(folder, options: .forDeleting), "the delete waits for the writer inside the folder")
         writerOut.fire()
         _ = writer.wait()
     }

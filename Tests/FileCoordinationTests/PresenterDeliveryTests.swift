@@ -23,8 +23,8 @@ final class RecordingDelivery: PresenterDelivery {
 @Suite("Presenter delivery")
 struct PresenterDeliveryTests {
     private func messenger(_ delivery: RecordingDelivery, own: (any FilePresenter)? = nil) -> PresenterMessenger {
-        PresenterMessenger(runtime: .process, ownPresenter: own, requester: LockOwner(),
-                           context: WaitContext(timeout: .seconds(10), token: CancellationToken()), delivery: delivery)
+        PresenterMessenger(runtime: .process, ownPresenter: own, requester: LockOwner(lockTable: CoordinationRuntime.process.lockTable),
+                           context: WaitContext(timeout: Polling.hangGuard, token: CancellationToken()), delivery: delivery)
     }
 
     @Test("a write, a read and a move produce request values with the presenter, path, URLs and expected answer")
@@ -37,13 +37,13 @@ struct PresenterDeliveryTests {
         let delivery = RecordingDelivery()
         try withPresenters([presenter, folderPresenter]) {
             let messenger = messenger(delivery)
-            let write = ResolvedAccess.resolve([.writingIntent(with: file, options: .forDeleting)])
+            let write = ResolvedAccess.resolve([.writingIntent(with: file, options: .forDeleting)], runtime: .process)
             let reacquirers = try messenger.prepare(write)
             #expect(reacquirers.map(\.id) == [ReacquirerID(value: 7)])
-            #expect(delivery.messages == [.relinquishToWriter, .accommodateDeletion, .accommodateSubitemDeletion(at: URL(fileURLWithPath: CanonicalPath.of(file)))])
+            #expect(delivery.messages == [.relinquishToWriter, .accommodateDeletion, .accommodateSubitemDeletion(at: URL(fileURLWithPath: CanonicalPath.of(file, in: CoordinationRuntime.process.paths)))])
             let requests = delivery.requests.withLock { $0 }
             #expect(requests[0].presenter == PresenterID(presenter))
-            #expect(requests[0].presentedPath == CanonicalPath.of(file))
+            #expect(requests[0].presentedPath == CanonicalPath.of(file, in: CoordinationRuntime.process.paths))
             #expect(requests[0].expectedAnswer == .relinquishment && requests[0].borrow == nil)
             #expect(requests[1].expectedAnswer == .completion && requests[1].borrow != nil, "a deletion may be answered by coordinating")
             #expect(requests[2].presenter == PresenterID(folderPresenter))
@@ -52,8 +52,8 @@ struct PresenterDeliveryTests {
 
             delivery.requests.withLock { $0.removeAll() }
             let moved = scratch.file("folder/moved.txt")
-            messenger.announceMove(from: CanonicalPath.of(file), to: CanonicalPath.of(moved), oldURL: file, newURL: moved)
-            #expect(delivery.messages == [.itemDidMove(to: URL(fileURLWithPath: CanonicalPath.of(moved))),
+            messenger.announceMove(from: CanonicalPath.of(file, in: CoordinationRuntime.process.paths), to: CanonicalPath.of(moved, in: CoordinationRuntime.process.paths), oldURL: file, newURL: moved)
+            #expect(delivery.messages == [.itemDidMove(to: URL(fileURLWithPath: CanonicalPath.of(moved, in: CoordinationRuntime.process.paths))),
                                           .subitemDidMove(from: file, to: moved)])
         }
         #expect(presenter.log.isEmpty && folderPresenter.log.isEmpty, "nothing reached the objects: only the recording delivery was used")
@@ -66,7 +66,7 @@ struct PresenterDeliveryTests {
         let own = RecordingPresenter(file)
         let delivery = RecordingDelivery()
         try withPresenters([own]) {
-            _ = try messenger(delivery, own: own).prepare(ResolvedAccess.resolve([.readingIntent(with: file)]))
+            _ = try messenger(delivery, own: own).prepare(ResolvedAccess.resolve([.readingIntent(with: file)], runtime: .process))
         }
         #expect(delivery.messages.isEmpty)
     }
@@ -75,7 +75,7 @@ struct PresenterDeliveryTests {
     func borrowingGoesByToken() throws {
         let scratch = try Scratch()
         let presenter = RecordingPresenter(scratch.file("doc.txt", contents: "x"))
-        let asker = LockOwner()
+        let asker = LockOwner(lockTable: CoordinationRuntime.process.lockTable)
         let coordinator = Coordinator(filePresenter: presenter)
         #expect(coordinator.effectiveOwner === coordinator.owner)
         let token = CoordinationRuntime.process.lending.lend(asker)
@@ -110,10 +110,11 @@ struct PresenterDeliveryTests {
         final class Slow: FilePresenter {
             let presentedItemURL: URL?
             let presentedItemOperationQueue = OperationQueue()
-            let go = Signal()
+            let asked = Signal(), go = Signal()
             let reacquired = Box(false)
             init(_ url: URL) { presentedItemURL = url }
             func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+                asked.fire()
                 _ = go.wait()
                 writer { [reacquired] in reacquired.value = true }
             }
@@ -122,7 +123,11 @@ struct PresenterDeliveryTests {
         let file = scratch.file("slow.txt", contents: "x")
         let slow = Slow(file)
         withPresenters([slow]) {
-            #expect(fails(with: "timedOut") { try impatient(100).coordinate(writingItemAt: file) { _ in } })
+            // The asker gives up (cancelled) once the presenter has been asked, before it answers.
+            let asker = Coordinator()
+            let gaveUp = onThread { _ = slow.asked.wait(); asker.cancel() }
+            #expect(fails(with: "cancelled") { try asker.coordinate(writingItemAt: file) { _ in } })
+            #expect(gaveUp.wait())
         }
         slow.go.fire()
         slow.presentedItemOperationQueue.waitUntilAllOperationsAreFinished()

@@ -64,7 +64,7 @@ struct PresenterDirectoryTests {
         #expect(directory.nobodyHere && !directory.mayConcern(file))
         #expect(!directory.mayPresentElsewhere(at: file) && !directory.mayPresentElsewhere(inside: scratch.url.path))
         #expect(directory.processesThatMayPresent(at: file, inside: true) == 0)
-        let context = WaitContext(timeout: .seconds(5), token: CancellationToken())
+        let context = WaitContext(timeout: Polling.hangGuard, token: CancellationToken())
         #expect(try directory.lookUpElsewhere(at: file, inside: true, context: context).addresses.isEmpty)
         #expect(directory.foundElsewhereBefore(at: file).addresses.isEmpty)
         let presenter = RecordingPresenter(fileURL)

@@ -130,7 +130,7 @@ struct PresenterMessageTests {
         // relinquishment (the read's save was refused before anything was locked or relinquished).
         #expect(presenter.log.filter { $0.hasPrefix("reacquire") }.count == 1)
         #expect(presenter.log.first == "save", "the refused read relinquished nothing")
-        #expect(!readIsBlocked(file))
+        #expect(readGetsIn(file))
     }
 
     @Test func aPresenterCanWriteFromInsideItsSaveWithoutDeadlocking() throws {
@@ -140,13 +140,13 @@ struct PresenterMessageTests {
         presenter.onSave.withLock {
             $0 = { me in
                 let coordinator = Coordinator(filePresenter: me)
-                coordinator.timeout = .seconds(10)
+                coordinator.timeout = Polling.hangGuard
                 try? coordinator.coordinate(writingItemAt: file) { url in
                     try "saved".write(to: url, atomically: false, encoding: .utf8)
                 }
             }
         }
-        let reader = impatient(10_000)
+        let reader = patient()
         let text = try withPresenters([presenter]) {
             try reader.coordinate(readingItemAt: file) { try String(contentsOf: $0, encoding: .utf8) }
         }
@@ -209,8 +209,8 @@ struct PresenterMessageTests {
         let file = scratch.file("minimal.txt", contents: "x")
         let presenter = MinimalPresenter(file)
         try withPresenters([presenter]) {
-            try impatient(5_000).coordinate(writingItemAt: file, options: .forDeleting) { _ in }
-            try impatient(5_000).coordinate(readingItemAt: file) { _ in }
+            try patient().coordinate(writingItemAt: file, options: .forDeleting) { _ in }
+            try patient().coordinate(readingItemAt: file) { _ in }
         }
     }
 
@@ -266,8 +266,11 @@ struct PresenterMessageTests {
         let file = scratch.file("silent.txt", contents: "x")
         let silent = Silent(file)
         withPresenters([silent]) {
-            #expect(fails(with: "timedOut") { try impatient(100).coordinate(writingItemAt: file) { _ in } })
+            // The coordinator's timeout is what this test is about: it ends the wait for the answer.
+            let asker = Coordinator()
+            asker.timeout = .milliseconds(100)
+            #expect(fails(with: "timedOut") { try asker.coordinate(writingItemAt: file) { _ in } })
         }
-        #expect(!readIsBlocked(file))
+        #expect(readGetsIn(file))
     }
 }

@@ -78,14 +78,15 @@ struct RemoteBoundsTests {
             }
         }
         defer { endpoint.close() }
-        let connection = try PeerConnection(path: path)
+        let connection = try PeerLink(path: path)
+        defer { connection.close() }
         let id = connection.makeID()
         let answer = try connection.ask(.request(RemoteRequest(id: id, presenterNumber: 1, presentedPath: "/doc", message: .relinquishToWriter)),
                                         id: id, context: WaitContext(timeout: .seconds(30), token: CancellationToken()))
         #expect(answer == .answer(RemoteAnswer(id: id, outcome: .relinquished(reacquirer: 41))))
         // Another asker's reacquirer: dropped. A request after it is answered, so it was read.
-        try connection.send(.request(RemoteRequest(id: connection.makeID(), presenterNumber: 1, presentedPath: "/doc",
-                                                   message: .reacquire(ReacquirerID(value: 77)))))
+        #expect(connection.send(.request(RemoteRequest(id: connection.makeID(), presenterNumber: 1, presentedPath: "/doc",
+                                                       message: .reacquire(ReacquirerID(value: 77))))))
         let saveID = connection.makeID()
         _ = try connection.ask(.request(RemoteRequest(id: saveID, presenterNumber: 1, presentedPath: "/doc", message: .saveChanges)),
                                id: saveID, context: WaitContext(timeout: .seconds(30), token: CancellationToken()))

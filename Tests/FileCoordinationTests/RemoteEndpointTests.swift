@@ -19,12 +19,12 @@ struct RemoteEndpointTests {
         return (child, pid)
     }
 
-    private func request(_ connection: PeerConnection, _ message: PresenterMessage) -> (RemoteFrame, UInt64) {
+    private func request(_ connection: PeerLink, _ message: PresenterMessage) -> (RemoteFrame, UInt64) {
         let id = connection.makeID()
         return (.request(RemoteRequest(id: id, presenterNumber: 1, presentedPath: "/doc.txt", message: message)), id)
     }
 
-    private func ask(_ connection: PeerConnection, _ message: PresenterMessage, timeout: Duration? = .seconds(30),
+    private func ask(_ connection: PeerLink, _ message: PresenterMessage, timeout: Duration? = .seconds(30),
                      token: CancellationToken = CancellationToken()) throws(RemoteTransportError) -> RemoteAnswer.Outcome? {
         let (frame, id) = request(connection, message)
         guard case .answer(let answer) = try connection.ask(frame, id: id, context: WaitContext(timeout: timeout, token: token)) else { return nil }
@@ -37,12 +37,13 @@ struct RemoteEndpointTests {
         let scratch = try Scratch()
         let path = scratch.url.path + "/peer"
         let (child, pid) = try serve(path)
-        let connection = try PeerConnection(path: path)
+        let connection = try PeerLink(path: path)
+        defer { connection.close() }
         #expect(connection.peer.pid == pid)
         #expect(connection.peer.uid == geteuid())
 
-        try connection.send(request(connection, .itemDidChange).0, deadline: nil)
-        try connection.send(request(connection, .subitemDidAppear(at: URL(fileURLWithPath: "/d/new.txt"))).0, deadline: nil)
+        #expect(connection.send(request(connection, .itemDidChange).0))
+        #expect(connection.send(request(connection, .subitemDidAppear(at: URL(fileURLWithPath: "/d/new.txt"))).0))
         #expect(try ask(connection, .relinquishToWriter) == .relinquished(reacquirer: 5))
         #expect(child.readLine() == "GOT itemDidChange /doc.txt")
         #expect(child.readLine() == "GOT subitemDidAppear /doc.txt")
@@ -62,18 +63,16 @@ struct RemoteEndpointTests {
                                        context: WaitContext(timeout: .seconds(30), token: CancellationToken()))
         #expect(found == .lookupAnswer(RemoteLookupAnswer(id: lookupID, entries: [.init(presenterNumber: 1, path: "/d")])))
 
-        // Round-trip time of one message to a presenter process (reported, not asserted).
-        let clock = ContinuousClock()
-        var times: [Duration] = []
+        // Many asks on one connection, each relinquishment given back, as an asker does (an
+        // endpoint holds at most `RemoteBounds.reacquirerLimit`). The round-trip time is measured
+        // by coordination-benchmark, not here.
+        var relinquished = 0
         for _ in 0..<300 {
-            let start = clock.now
             guard case .relinquished(let reacquirer?)? = try ask(connection, .relinquishToReader) else { continue }
-            times.append(clock.now - start)
-            // Given back, as an asker does (an endpoint holds at most `RemoteBounds.reacquirerLimit`).
-            try connection.send(request(connection, .reacquire(ReacquirerID(value: reacquirer))).0, deadline: nil)
+            relinquished += 1
+            #expect(connection.send(request(connection, .reacquire(ReacquirerID(value: reacquirer))).0))
         }
-        times.sort()
-        print("remote round trip over \(times.count) asks: p50 \(times[times.count / 2]), p99 \(times[times.count * 99 / 100])")
+        #expect(relinquished == 300)
 
         child.closeInput()
         #expect(child.expect("STOPPED") == "STOPPED")
@@ -86,7 +85,8 @@ struct RemoteEndpointTests {
         let scratch = try Scratch()
         let path = scratch.url.path + "/peer"
         let (child, _) = try serve(path, unanswered: "saveChanges")
-        let connection = try PeerConnection(path: path)
+        let connection = try PeerLink(path: path)
+        defer { connection.close() }
         let outcome = Locked<Result<RemoteAnswer.Outcome?, RemoteTransportError>?>(nil)
         let done = onThread {
             let result = Result { () throws(RemoteTransportError) in try ask(connection, .saveChanges, timeout: nil) }
@@ -99,7 +99,7 @@ struct RemoteEndpointTests {
 
         // The dead process left its socket file: connecting is refused at once.
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(throws: RemoteTransportError.peerGone) { try PeerConnection(path: path) }
+        #expect(throws: RemoteTransportError.peerGone) { try PeerLink(path: path).close() }
         // A new endpoint replaces the stale socket.
         let endpoint = try RemoteEndpoint(path: path) { frame, reply in
             if case .request(let request) = frame { reply.send(.answer(RemoteAnswer(id: request.id, outcome: .relinquished(reacquirer: nil)))) }
@@ -114,7 +114,8 @@ struct RemoteEndpointTests {
         let path = scratch.url.path + "/peer"
         let (child, pid) = try serve(path)
         defer { kill(pid, SIGCONT); child.closeInput(); child.waitForExit() }
-        let connection = try PeerConnection(path: path)
+        let connection = try PeerLink(path: path)
+        defer { connection.close() }
         #expect(try ask(connection, .relinquishToWriter) == .relinquished(reacquirer: 5))
         #expect(child.readLine() == "GOT relinquishToWriter /doc.txt")
 
@@ -139,7 +140,8 @@ struct RemoteEndpointTests {
         let path = scratch.url.path + "/peer"
         let (child, _) = try serve(path, unanswered: "accommodateDeletion")
         defer { child.closeInput(); child.waitForExit() }
-        let connection = try PeerConnection(path: path)
+        let connection = try PeerLink(path: path)
+        defer { connection.close() }
         let token = CancellationToken()
         let outcome = Locked<Result<RemoteAnswer.Outcome?, RemoteTransportError>?>(nil)
         let done = onThread {
@@ -183,7 +185,7 @@ struct RemoteEndpointTests {
         #expect(mkdir(theirs, 0o777) == 0 && chmod(theirs, 0o777) == 0)
         let (server, _) = try serve(theirs + "/peer", as: Self.nobody)
         defer { server.closeInput(); server.waitForExit() }
-        #expect(throws: RemoteTransportError.refusedPeer(uid: Self.nobody)) { try PeerConnection(path: theirs + "/peer") }
+        #expect(throws: RemoteTransportError.refusedPeer(uid: Self.nobody)) { try PeerLink(path: theirs + "/peer").close() }
     }
 
     @Test("a malformed frame or an oversized length is dropped and logged, the connection closed, the endpoint keeps serving")
@@ -222,11 +224,13 @@ struct RemoteEndpointTests {
             if case .request(let request) = frame { reply.send(.answer(RemoteAnswer(id: request.id, outcome: .relinquished(reacquirer: nil)))) }
         }
         defer { endpoint.close() }
-        let first = try PeerConnection(path: path), second = try PeerConnection(path: path)
+        let first = try PeerLink(path: path), second = try PeerLink(path: path)
+        defer { first.close(); second.close() }
         #expect(try ask(first, .relinquishToWriter) == .relinquished(reacquirer: nil))  // both accepted by now
         #expect(try ask(second, .relinquishToWriter) == .relinquished(reacquirer: nil))
         let before = RemoteLog.droppedCount
-        let third = try PeerConnection(path: path)
+        let third = try PeerLink(path: path)
+        defer { third.close() }
         #expect(try ask(third, .relinquishToWriter) == .relinquished(reacquirer: nil))
         #expect(RemoteLog.droppedCount > before)
         // The first was idle the longest: closed for the third (an asker reconnects: RemoteDelivery).

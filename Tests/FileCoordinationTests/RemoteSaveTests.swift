@@ -18,15 +18,16 @@ struct RemoteSaveTests {
         let child = try ChildProcess(["remote-coordinated-saver", setup.file.path, "saved under our read lock"], environment: environment)
         defer { child.closeInput(); child.waitForExit() }
         #expect(child.expect("PRESENTING") == "PRESENTING")
-        // Without borrowing the save waits for our read lock: the read fails after its timeout.
-        let coordinator = setup.coordinator(timeout: .seconds(10))
+        // Without borrowing, the save would wait for our read lock and our read for the save: a
+        // wait cycle, ended only by the hang guard (timedOut).
+        let coordinator = setup.coordinator(timeout: Polling.hangGuard)
         let text = try coordinator.coordinate(readingItemAt: setup.file) { url in
             try String(contentsOf: url, encoding: .utf8)
         }
         #expect(text == "saved under our read lock")  // a wait cycle would have ended in timedOut
         #expect(child.readLine() == "SAVED")
         // Our read lock was given back whole: another process can write now.
-        try setup.coordinator(timeout: .seconds(10)).coordinate(writingItemAt: setup.file) { _ in }
+        try setup.coordinator(timeout: Polling.hangGuard).coordinate(writingItemAt: setup.file) { _ in }
     }
 
     @Test("asked to save, a stopped presenter process costs the read its timeout; one killed with kill -9 lets it go on at once")
@@ -53,19 +54,15 @@ struct RemoteSaveTests {
         #expect(setup.runtime.remote.delivery.cutOffCount == 0)
     }
 
-    @Test("a save that fails in the other process (a read-only file system) vetoes our read with its error")
+    @Test("a save that fails in the other process (a read-only file system) vetoes our read with its error",
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func failedSaveVetoesTheRead() throws {
         let setup = try RemoteDeliveryTests.Setup()
-        let mountPoint = setup.scratch.url.path + "/readonly"
-        #expect(mkdir(mountPoint, 0o700) == 0)
-        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0 else {
-            Issue.record("cannot mount a tmpfs here (errno \(errno))")
-            return
-        }
-        defer { umount2(mountPoint, 0) }
-        let file = URL(fileURLWithPath: mountPoint + "/doc.txt")
+        let mountPoint = try SmallTmpfs.mount(size: "1m", inside: setup.scratch.url, name: "readonly")
+        defer { SmallTmpfs.unmount(mountPoint) }
+        let file = mountPoint.appendingPathComponent("doc.txt")
         try "old".write(to: file, atomically: false, encoding: .utf8)
-        #expect(mount("tmpfs", mountPoint, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), nil) == 0)
+        try SmallTmpfs.remountReadOnly(mountPoint)
         var environment = ProcessInfo.processInfo.environment
         environment[LockDirectory.environmentVariable] = setup.lockDirectory
         environment[RemotePresence.environmentVariable] = "1"
@@ -74,7 +71,7 @@ struct RemoteSaveTests {
         #expect(child.expect("PRESENTING") == "PRESENTING")
         let ran = Locked(false)
         do {
-            try setup.coordinator(timeout: .seconds(10)).coordinate(readingItemAt: file) { _ in ran.withLock { $0 = true } }
+            try setup.coordinator(timeout: Polling.hangGuard).coordinate(readingItemAt: file) { _ in ran.withLock { $0 = true } }
             Issue.record("the read was not refused")
         } catch CoordinationError.presenterFailed(let error) {
             let remote = error as NSError

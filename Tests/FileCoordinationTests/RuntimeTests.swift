@@ -7,21 +7,6 @@ import Testing
 /// message each other's presenters.
 @Suite("Coordination runtime")
 struct RuntimeTests {
-    /// A coordinator of `runtime` with a short timeout, to show that an access is blocked.
-    private func impatient(in runtime: CoordinationRuntime) -> Coordinator {
-        let coordinator = Coordinator(runtime: runtime)
-        coordinator.timeout = .milliseconds(150)
-        return coordinator
-    }
-
-    private func writeIsBlocked(_ url: URL, in runtime: CoordinationRuntime) -> Bool {
-        fails(with: "timedOut") { try impatient(in: runtime).coordinate(writingItemAt: url) { _ in } }
-    }
-
-    private func readIsBlocked(_ url: URL, in runtime: CoordinationRuntime) -> Bool {
-        fails(with: "timedOut") { try impatient(in: runtime).coordinate(readingItemAt: url) { _ in } }
-    }
-
     @Test("runtimes with different lock directories do not see each other's locks")
     func separateLockDirectoriesDoNotExclude() throws {
         let scratch = try Scratch()
@@ -30,9 +15,9 @@ struct RuntimeTests {
         let file = scratch.file("doc.txt", contents: "x")
         let holder = Holder.writing(file, coordinator: Coordinator(runtime: first))
         #expect(holder.error.value == nil)
-        #expect(!writeIsBlocked(file, in: second), "another lock directory holds no lock of the first")
-        #expect(!readIsBlocked(file, in: second))
-        #expect(writeIsBlocked(file, in: first), "the first runtime's own writer still excludes its writers")
+        #expect(writeGetsIn(file, in: second), "another lock directory holds no lock of the first")
+        #expect(readGetsIn(file, in: second))
+        #expect(writeWaits(file, in: first), "the first runtime's own writer still excludes its writers")
         holder.release()
         let lockFiles = try FileManager.default.subpathsOfDirectory(atPath: scratch.url.path + "/locks-a")
         #expect(!lockFiles.isEmpty, "the first runtime's lock files live in its own lock directory")
@@ -47,14 +32,14 @@ struct RuntimeTests {
         let file = scratch.file("doc.txt", contents: "x")
         let writer = Holder.writing(file, coordinator: Coordinator(runtime: first))
         #expect(writer.error.value == nil)
-        #expect(writeIsBlocked(file, in: second))
-        #expect(readIsBlocked(file, in: second))
+        #expect(writeWaits(file, in: second))
+        #expect(readWaits(file, in: second))
         writer.release()
         let reader = Holder.reading(file, coordinator: Coordinator(runtime: second))
-        #expect(!readIsBlocked(file, in: first), "readers share across runtimes")
-        #expect(writeIsBlocked(file, in: first))
+        #expect(readGetsIn(file, in: first), "readers share across runtimes")
+        #expect(writeWaits(file, in: first))
         reader.release()
-        #expect(!writeIsBlocked(file, in: first))
+        #expect(writeGetsIn(file, in: first))
     }
 
     @Test("an unusable lock directory makes the runtime's coordinations throw, and only its own")
@@ -96,8 +81,8 @@ struct RuntimeTests {
         let package = try scratch.directory("doc.runtimepkg")
         let inner = scratch.file("doc.runtimepkg/inner.txt", contents: "x")
         #expect(!Coordinator.packageExtensions.contains("runtimepkg"))
-        #expect(ResolvedAccess.resolve([.readingIntent(with: inner)], runtime: first)[0].lockPath == CanonicalPath.of(package))
-        #expect(ResolvedAccess.resolve([.readingIntent(with: inner)])[0].lockPath == CanonicalPath.of(inner))
+        #expect(ResolvedAccess.resolve([.readingIntent(with: inner)], runtime: first)[0].lockPath == CanonicalPath.of(package, in: CoordinationRuntime.process.paths))
+        #expect(ResolvedAccess.resolve([.readingIntent(with: inner)], runtime: .process)[0].lockPath == CanonicalPath.of(inner, in: CoordinationRuntime.process.paths))
 
         let before = CoordinationRuntime.process.moveLog.sequence
         Coordinator(runtime: first).item(at: inner, didMoveTo: scratch.url.appending(path: "moved.txt"))

@@ -3,31 +3,6 @@ import Synchronization
 import Testing
 @testable import FileCoordination
 
-/// A fresh folder for one test, removed at deinit.
-final class Scratch: Sendable {
-    let url: URL
-    init() throws {
-        url = URL(fileURLWithPath: "/tmp/cd-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String, contents: String? = nil) -> URL {
-        let file = url.appendingPathComponent(name)
-        if let contents {
-            try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try? contents.write(to: file, atomically: false, encoding: .utf8)
-        }
-        return file
-    }
-
-    func directory(_ name: String) throws -> URL {
-        let directory = url.appendingPathComponent(name, isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
-    }
-}
-
 /// A one-shot signal between threads (a semaphore with a generous safety timeout so a broken
 /// test fails instead of hanging; the timeout is never part of the sequencing).
 final class Signal: Sendable {
@@ -121,22 +96,47 @@ final class Holder: Sendable {
     }
 }
 
-/// A coordinator with a short timeout, to show that an access is blocked.
-func impatient(_ milliseconds: Int = 150, purpose: String? = nil) -> Coordinator {
-    let coordinator = Coordinator()
-    coordinator.timeout = .milliseconds(milliseconds)
+/// A coordinator (of `runtime`, with `purpose`) whose timeout is only a hang guard.
+func patient(purpose: String? = nil, in runtime: CoordinationRuntime? = nil) -> Coordinator {
+    let coordinator = runtime.map { Coordinator(runtime: $0) } ?? Coordinator()
+    coordinator.timeout = Polling.hangGuard
     if let purpose { coordinator.purposeIdentifier = purpose }
     return coordinator
 }
 
-/// True when a read of `url` (by a coordinator with `purpose`, if given) would have to wait.
-func readIsBlocked(_ url: URL, options: Coordinator.ReadingOptions = [], purpose: String? = nil) -> Bool {
-    fails(with: "timedOut") { try impatient(purpose: purpose).coordinate(readingItemAt: url, options: options) { _ in } }
+// Whether an access must wait is seen, not guessed from a timeout: `…Waits` runs the access on a
+// thread of its own and answers true once that thread sleeps in the kernel for a lock (then cancels
+// it); `…GetsIn` makes the access and answers true when its accessor ran. Neither depends on how
+// long anything takes (`contend`, Tests/TestSupport/LockWait.swift).
+
+/// True when a read of `url` (by a coordinator with `purpose`, of `runtime`) waits for a lock.
+func readWaits(_ url: URL, options: Coordinator.ReadingOptions = [], purpose: String? = nil,
+               in runtime: CoordinationRuntime? = nil) -> Bool {
+    contend(patient(purpose: purpose, in: runtime)) { try $0.coordinate(readingItemAt: url, options: options) { _ in } } == .waited
 }
 
-/// True when a write of `url` (by a coordinator with `purpose`, if given) would have to wait.
-func writeIsBlocked(_ url: URL, options: Coordinator.WritingOptions = [], purpose: String? = nil) -> Bool {
-    fails(with: "timedOut") { try impatient(purpose: purpose).coordinate(writingItemAt: url, options: options) { _ in } }
+/// True when a write of `url` (by a coordinator with `purpose`, of `runtime`) waits for a lock.
+func writeWaits(_ url: URL, options: Coordinator.WritingOptions = [], purpose: String? = nil,
+                in runtime: CoordinationRuntime? = nil) -> Bool {
+    contend(patient(purpose: purpose, in: runtime)) { try $0.coordinate(writingItemAt: url, options: options) { _ in } } == .waited
+}
+
+/// True when a read of `url` (by a coordinator with `purpose`, of `runtime`) gets in while the
+/// test holds what it holds.
+func readGetsIn(_ url: URL, options: Coordinator.ReadingOptions = [], purpose: String? = nil,
+                in runtime: CoordinationRuntime? = nil) -> Bool {
+    var ran = false
+    try? patient(purpose: purpose, in: runtime).coordinate(readingItemAt: url, options: options) { _ in ran = true }
+    return ran
+}
+
+/// True when a write of `url` (by a coordinator with `purpose`, of `runtime`) gets in while the
+/// test holds what it holds.
+func writeGetsIn(_ url: URL, options: Coordinator.WritingOptions = [], purpose: String? = nil,
+                 in runtime: CoordinationRuntime? = nil) -> Bool {
+    var ran = false
+    try? patient(purpose: purpose, in: runtime).coordinate(writingItemAt: url, options: options) { _ in ran = true }
+    return ran
 }
 
 /// A coordinator with the given purpose identifier.

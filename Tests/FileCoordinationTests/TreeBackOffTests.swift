@@ -25,7 +25,7 @@ struct TreeBackOffTests {
         let once = Atomic<Bool>(false)
         owner.claimTakenHookForTests.withLock {
             $0 = { path in
-                guard path == CanonicalPath.of(first), !once.exchange(true, ordering: .relaxed) else { return }
+                guard path == CanonicalPath.of(first, in: CoordinationRuntime.process.paths), !once.exchange(true, ordering: .relaxed) else { return }
                 firstHeld.fire()
                 _ = deleterWaits.wait()
             }
@@ -48,7 +48,7 @@ struct TreeBackOffTests {
         #expect(firstHeld.wait())
         let deleter = try ChildProcess(["hold", "delete", folder.path])
         defer { deleter.closeInput(); deleter.waitForExit() }
-        #expect(KernelLockProbe.waitUntilSomeoneWaits(for: first), "the delete never waited for the first item")
+        #expect(Polling.holds { KernelLockProbe.someoneWaits(for: first) }, "the delete never waited for the first item")
         deleterWaits.fire()
         // The access gives the first item back: the delete gets it and holds the folder.
         #expect(deleter.readLine() == "HELD")

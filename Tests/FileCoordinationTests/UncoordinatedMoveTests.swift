@@ -63,16 +63,22 @@ struct UncoordinatedMoveTests {
         #expect(!neighbour.log.contains { $0.hasPrefix("didMove") })
     }
 
-    @Test("mv out of every watched folder is a deletion")
-    func moveOutOfWatchedFolders() throws {
+    /// `mv` by another program to where the presenters cannot follow is a deletion, not a move:
+    /// out of every watched folder, or to a conflict copy's name (the copy is a version).
+    @Test("an mv the presenters cannot follow is a deletion", arguments: [
+        ("watched/doc.txt", "elsewhere/doc.txt"),                              // out of every watched folder
+        ("doc.txt", "doc.sync-conflict-20250101-120000-ABCDEFG.txt"),          // to a conflict copy's name
+    ])
+    func moveThatIsADeletion(from name: String, to destinationName: String) throws {
         let scratch = try Scratch()
-        let item = scratch.file("watched/doc.txt", contents: "x")
-        let elsewhere = try scratch.directory("elsewhere")
+        let item = scratch.file(name, contents: "x")
+        let destination = scratch.url.appendingPathComponent(destinationName)
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let presenter = RecordingPresenter(item)
         try withPresenters([presenter]) {
-            try run("/bin/mv", item.path, elsewhere.appendingPathComponent("doc.txt").path)
+            try run("/bin/mv", item.path, destination.path)
             try waitUntil(presenter, logs: "accommodateDeletion")
-            #expect(!presenter.log.contains { $0.hasPrefix("didMove") })
+            #expect(!presenter.log.contains { $0.hasPrefix("didMove") }, "\(presenter.log)")
             #expect(presenter.presentedItemURL == item)
         }
     }
@@ -127,19 +133,6 @@ struct UncoordinatedMoveTests {
         }
     }
 
-    @Test("a rename to a conflict copy's name is not a move: the copy is a version, the item missing a deletion")
-    func renameToConflictCopyName() throws {
-        let scratch = try Scratch()
-        let item = scratch.file("doc.txt", contents: "x")
-        let presenter = RecordingPresenter(item)
-        try withPresenters([presenter]) {
-            try run("/bin/mv", item.path, scratch.url.appendingPathComponent("doc.sync-conflict-20250101-120000-ABCDEFG.txt").path)
-            try waitUntil(presenter, logs: "accommodateDeletion")
-            #expect(!presenter.log.contains { $0.hasPrefix("didMove") }, "\(presenter.log)")
-            #expect(presenter.presentedItemURL == item)
-        }
-    }
-
     @Test("two names exchanged at once (renameat2, by a child process): the item there was replaced, a change, not a move")
     func exchangeIsAChange() throws {
         let scratch = try Scratch()
@@ -191,17 +184,9 @@ private func run(_ executable: String, _ arguments: String..., in folder: URL? =
     #expect(process.terminationStatus == 0, "\(executable) \(arguments)")
 }
 
-private struct TimedOut: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Waits (polling, with a generous deadline) until `presenter`'s log satisfies `condition`.
+/// Waits until `presenter`'s log satisfies `condition`.
 private func waitUntil(_ presenter: RecordingPresenter, _ condition: ([String]) -> Bool) throws {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while !condition(presenter.log) {
-        guard ContinuousClock.now < deadline else { throw TimedOut(description: "presenter log: \(presenter.log)") }
-        usleep(2_000)
-    }
+    try Polling.blockUntil("the presenter's log", details: { "presenter log: \(presenter.log)" }) { condition(presenter.log) }
 }
 
 private func waitUntil(_ presenter: RecordingPresenter, logs event: String) throws {
@@ -211,9 +196,5 @@ private func waitUntil(_ presenter: RecordingPresenter, logs event: String) thro
 /// Waits until the change monitor has decided about every item it found missing (a deletion it
 /// found is then on the presenters' queues, which `RecordingPresenter.log` waits for).
 private func waitForDeletionChecks() throws {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while CoordinationRuntime.process.isCheckingDeletions {
-        guard ContinuousClock.now < deadline else { throw TimedOut(description: "deletion checks still pending") }
-        usleep(2_000)
-    }
+    try Polling.blockUntil("the change monitor's deletion checks") { !CoordinationRuntime.process.isCheckingDeletions }
 }

@@ -10,7 +10,7 @@ struct AppleStyleCodeTests {
     @Test("the error: forms write and read the bytes, and leave the error nil on success")
     func errorFormsReadAndWrite() throws {
         let scratch = try Scratch()
-        let log = AppendOnlyLog(url: try scratch.file("app.log"))
+        let log = AppendOnlyLog(url: scratch.file("app.log"))
         try log.append("one")
         try log.append("two")
         #expect(try log.read() == "one\ntwo\n")
@@ -28,7 +28,7 @@ struct AppleStyleCodeTests {
     @Test("a registered NSObject presenter gives way to a writer, reacquires and hears of the change")
     func presenterHearsOfWrites() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "first\n")
+        let file = scratch.file("doc.txt", contents: "first\n")
         let watcher = DocumentWatcher(url: file)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
@@ -48,7 +48,7 @@ struct AppleStyleCodeTests {
     @Test("savePresentedItemChanges writes through NSFileCoordinator(filePresenter: self) before a reader reads")
     func presenterSavesBeforeRead() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "on disk")
+        let file = scratch.file("doc.txt", contents: "on disk")
         let watcher = DocumentWatcher(url: file)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
@@ -65,7 +65,7 @@ struct AppleStyleCodeTests {
     @Test("a presenter refusing to save makes the reader fail with an NSError in Cocoa's domain")
     func refusalBecomesCocoaError() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "on disk")
+        let file = scratch.file("doc.txt", contents: "on disk")
         let watcher = DocumentWatcher(url: file)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
@@ -105,7 +105,7 @@ struct AppleStyleCodeTests {
     @Test("a cancelled coordinator fails with NSUserCancelledError without running the accessor")
     func cancelled() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "x")
+        let file = scratch.file("doc.txt", contents: "x")
         let coordinator = NSFileCoordinator(filePresenter: nil)
         coordinator.cancel()
         var error: NSError?
@@ -120,15 +120,15 @@ struct AppleStyleCodeTests {
     @Test("copying reads one item and writes another; moving announces the move to the presenter")
     func copyAndMove() throws {
         let scratch = try Scratch()
-        let source = try scratch.file("a.txt", contents: "payload")
-        let copy = try scratch.file("b.txt")
+        let source = scratch.file("a.txt", contents: "payload")
+        let copy = scratch.file("b.txt")
         try FileOperations.copy(source, to: copy)
         #expect(contents(of: copy) == "payload")
 
         let watcher = DocumentWatcher(url: copy)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
-        let destination = try scratch.file("c.txt")
+        let destination = scratch.file("c.txt")
         try FileOperations.move(copy, to: destination)
         // relinquishToWriter, reacquire, didMove (in an order the queue decides).
         #expect(watcher.log.waitFor(3))
@@ -142,7 +142,7 @@ struct AppleStyleCodeTests {
     @Test("a coordinator acting for a presenter does not message that presenter")
     func ownPresenterNotMessaged() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "x")
+        let file = scratch.file("doc.txt", contents: "x")
         let watcher = DocumentWatcher(url: file)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
@@ -159,7 +159,7 @@ struct AppleStyleCodeTests {
     @Test("the queue form runs the accessor on the queue with the bytes, or with an NSError")
     func queueForm() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("doc.txt", contents: "async")
+        let file = scratch.file("doc.txt", contents: "async")
         let result = Mutexed<Result<Data, Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         FileOperations.readAsynchronously(file) { outcome in
@@ -187,8 +187,8 @@ struct AppleStyleCodeTests {
     @Test("a prepared batch asks each presenter once, then deletes; reacquirers run at completion")
     func batch() throws {
         let scratch = try Scratch()
-        let first = try scratch.file("1.txt", contents: "1")
-        let second = try scratch.file("2.txt", contents: "2")
+        let first = scratch.file("1.txt", contents: "1")
+        let second = scratch.file("2.txt", contents: "2")
         let watcher = DocumentWatcher(url: first)
         NSFileCoordinator.addFilePresenter(watcher)
         defer { NSFileCoordinator.removeFilePresenter(watcher) }
@@ -203,7 +203,7 @@ struct AppleStyleCodeTests {
     @Test("filePresenters lists registered presenters; a deallocated one just stops receiving messages")
     func registry() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("app.log", contents: "")
+        let file = scratch.file("app.log", contents: "")
         let logger = Logger(url: file)
         NSFileCoordinator.addFilePresenter(logger)
         #expect(NSFileCoordinator.filePresenters.contains { $0 === logger })

@@ -34,30 +34,27 @@ struct CocoaErrorMappingTests {
         #expect(error.localizedDescription == CoordinationError.cancelled.description)
     }
 
-    @Test("waits that cannot succeed are NSFileLockingError (255), with the item they concern")
-    func lockingErrors() {
-        let elsewhere = URL(fileURLWithPath: "/tmp/compat-mapping/moved.txt")
-        let cases: [(CoordinationError, URL?)] = [
-            (.timedOut, nil),
-            (.wouldDeadlock(elsewhere), elsewhere),
-            (.lockDirectoryUnusable(path: "/run/user/0/locks", reason: "it is writable by others"), nil),
-            (.lockFailed(path: "/run/user/0/locks/x", errno: EACCES), nil),
-            (.itemKeptMoving(elsewhere), elsewhere),
-        ]
-        for (original, url) in cases {
-            let error = map(original, writing: true)
-            expectCocoa(error, code: NSFileLockingError, from: original, url: url)
-            #expect(error.code == 255)
-            #expect(error.localizedDescription == original.description)
-        }
+    static let elsewhere = URL(fileURLWithPath: "/tmp/compat-mapping/moved.txt")
+
+    /// A wait that cannot succeed, and the item its error names (nil: the accessed item).
+    @Test("waits that cannot succeed are NSFileLockingError (255), with the item they concern", arguments: [
+        (.timedOut, nil),
+        (.wouldDeadlock(elsewhere), elsewhere),
+        (.lockDirectoryUnusable(path: "/run/user/0/locks", reason: "it is writable by others"), nil),
+        (.lockFailed(path: "/run/user/0/locks/x", errno: EACCES), nil),
+        (.itemKeptMoving(elsewhere), elsewhere),
+    ] as [(CoordinationError, URL?)])
+    func lockingError(_ original: CoordinationError, url: URL?) {
+        let error = map(original, writing: true)
+        expectCocoa(error, code: NSFileLockingError, from: original, url: url)
+        #expect(error.code == 255)
+        #expect(error.localizedDescription == original.description)
     }
 
-    @Test("a lock file that cannot be made for lack of space is NSFileWriteOutOfSpaceError (640)")
-    func outOfSpace() {
-        for number in [ENOSPC, EDQUOT] {
-            let original = CoordinationError.lockFailed(path: "/run/user/0/locks/x", errno: number)
-            expectCocoa(map(original), code: NSFileWriteOutOfSpaceError, from: original)
-        }
+    @Test("a lock file that cannot be made for lack of space is NSFileWriteOutOfSpaceError (640)", arguments: [ENOSPC, EDQUOT])
+    func outOfSpace(_ number: Int32) {
+        let original = CoordinationError.lockFailed(path: "/run/user/0/locks/x", errno: number)
+        expectCocoa(map(original), code: NSFileWriteOutOfSpaceError, from: original)
     }
 
     @Test("a presenter's refusal: its own code if Cocoa's, else the read or write unknown error; its description")
@@ -100,7 +97,7 @@ struct CocoaErrorMappingTests {
     @Test("a .forUploading read of an item that does not exist fails with NSFileReadNoSuchFileError through the API")
     func uploadOfMissingItem() throws {
         let scratch = try Scratch()
-        let missing = try scratch.file("missing.txt")
+        let missing = scratch.file("missing.txt")
         var error: NSError?
         var accessorRan = false
         NSFileCoordinator(filePresenter: nil).coordinate(readingItemAt: missing, options: .forUploading, error: &error) { _ in

@@ -9,7 +9,7 @@ struct ImportBothModulesTests {
     @Test("FileVersion and NSFileVersion, their options and Foundation's names resolve unambiguously")
     func namesResolve() throws {
         let scratch = try Scratch()
-        let url = try scratch.file("both.txt", contents: "x")
+        let url = scratch.file("both.txt", contents: "x")
         let native: [FileVersion] = try FileVersion.otherVersionsOfItem(at: url)
         let apple: [NSFileVersion]? = NSFileVersion.otherVersionsOfItem(at: url)
         let adding: NSFileVersion.AddingOptions = .byMoving

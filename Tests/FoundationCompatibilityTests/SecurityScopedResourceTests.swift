@@ -31,7 +31,7 @@ struct SecurityScopedResourceTests {
     @Test("a file URL: access is granted (true), each pattern reads the file, and the calls balance")
     func fileURLs() throws {
         let scratch = try Scratch()
-        let file = try scratch.file("picked.txt", contents: "hello")
+        let file = scratch.file("picked.txt", contents: "hello")
         #expect(try readRemembering(file) == "hello")
         #expect(try readRequiringAccess(file) == "hello")
         #expect(readThroughNSURL(file as NSURL) == "hello")
@@ -75,7 +75,7 @@ struct SecurityScopedResourceTests {
     @Test("balanced from many threads at once")
     func concurrentBalance() async throws {
         let scratch = try Scratch()
-        let file = try scratch.file("shared.txt", contents: "x")
+        let file = scratch.file("shared.txt", contents: "x")
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {

@@ -30,19 +30,33 @@ public final class ChildProcess: @unchecked Sendable {
         return candidates[0].appendingPathComponent(name)
     }
 
-    /// Starts `helper` (default `CoordinationTestHelper`) with `arguments`.
-    public convenience init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper") throws {
-        try self.init(executable: Self.builtProductURL(helper), arguments, environment: environment)
+    /// Starts `helper` (default `CoordinationTestHelper`) with `arguments`; see
+    /// ``init(executable:_:environment:standardError:)``.
+    public convenience init(_ arguments: [String], environment: [String: String]? = nil, helper: String = "CoordinationTestHelper",
+                            standardError: URL? = nil) throws {
+        try self.init(executable: Self.builtProductURL(helper), arguments, environment: environment, standardError: standardError)
     }
 
     /// Runs `executable` (see ``builtProductURL(_:)``) with `arguments`, driven through pipes.
-    public init(executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// Its standard error goes to the file `standardError` (created or emptied) when given, else
+    /// to this process's.
+    public init(executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardError: URL? = nil) throws {
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        if let standardError {
+            guard FileManager.default.createFile(atPath: standardError.path, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: standardError.path])
+            }
+            let handle = try FileHandle(forWritingTo: standardError)
+            defer { try? handle.close() }
+            process.standardError = handle
+            try process.run()
+        } else {
+            try process.run()
+        }
     }
 
     /// The next line the child prints (blocks until it arrives; fails after 60 s of silence).

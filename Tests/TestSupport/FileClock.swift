@@ -9,7 +9,7 @@ public enum FileClock {
     /// Returns once a file written now gets a modification time later than `url`'s (checked by
     /// writing a probe file in the system temp folder; tmpfs and ext4 take their times from the same
     /// kernel clock).
-    public static func waitUntilAfterModification(of url: URL, timeout: Duration = .seconds(5)) async throws {
+    public static func waitUntilAfterModification(of url: URL, timeout: Duration = Polling.hangGuard) async throws {
         guard let reference = modificationTime(url.path) else {
             throw FixtureFailure(description: "no modification time for \(url.path)")
         }

@@ -58,11 +58,17 @@ public final class RcloneBisync: Sendable {
         return try await body(bisync)
     }
 
-    /// One `rclone bisync path1 path2` run (with `--resync` the first time), off the caller's thread.
-    /// Returns rclone's log (`-v`); throws with the log when rclone fails.
+    /// One `rclone bisync path1 path2` run (with `--resync` the first time, or when `resync` is
+    /// true), off the caller's thread. Returns rclone's log (`-v`); throws with the log when rclone
+    /// fails.
+    ///
+    /// `--resync` makes bisync take both folders as they are for its new listings (copying what
+    /// only one of them has, and path1's version where they differ). rclone 1.60 needs it after
+    /// both folders changed the same name independently since the last run — even to the same
+    /// bytes and time, which it still calls a conflict.
     @discardableResult
-    public func run() async throws -> String {
-        let resync = hasListings.withLock { !$0 }
+    public func run(resync forced: Bool = false) async throws -> String {
+        let resync = forced || hasListings.withLock { !$0 }
         var arguments = ["bisync", folder(.path1).path, folder(.path2).path, "--workdir", stateURL.path, "-v"]
         if resync { arguments.append("--resync") }
         let rclone = self.rclone, fixedArguments = arguments

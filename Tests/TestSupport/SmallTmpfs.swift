@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 /// A small tmpfs mounted for a test: a really full, really read-only or really other file system.
-/// Needs root with CAP_SYS_ADMIN; tests that need it are enabled with
+/// The one tmpfs helper of every test target. Needs root with CAP_SYS_ADMIN; tests that need it
+/// are enabled with
 /// `.enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage))` and
 /// so are skipped, with the message, where `mount(2)` is refused.
 public enum SmallTmpfs {
@@ -57,5 +58,21 @@ public enum SmallTmpfs {
         let point = try mount(size: size, inside: outer)
         defer { unmount(point) }
         return try body(point)
+    }
+
+    /// Runs `body` with a tmpfs of `size` mounted on a new folder in a fresh ``Scratch`` folder;
+    /// always unmounts and removes both.
+    public static func withMount<Result>(size: String, _ body: (URL) throws -> Result) throws -> Result {
+        try Scratch.with("clouddocs-tmpfs") { outer in try withMount(size: size, inside: outer, body) }
+    }
+
+    /// The same for async code (`body` runs in the caller's isolation).
+    public static func withMount<Result>(size: String, isolation: isolated (any Actor)? = #isolation,
+                                         _ body: (URL) async throws -> Result) async throws -> Result {
+        try await Scratch.with("clouddocs-tmpfs") { outer in
+            let point = try mount(size: size, inside: outer)
+            defer { unmount(point) }
+            return try await body(point)
+        }
     }
 }

@@ -27,9 +27,6 @@ public final class SyncthingPair: Sendable {
     public let folderID = "shared"
     /// The temporary folder holding everything of this pair.
     public let workURL: URL
-    /// How long `start` took until both instances were connected, idle and in sync.
-    public var startupDuration: Duration { readyAfter.withLock { $0 } }
-    private let readyAfter = Mutex(Duration.zero)
     private let folders: [Side: URL]
     private let deviceIDs: [Side: String]
     private let guiPorts: [Side: UInt16]
@@ -70,8 +67,6 @@ public final class SyncthingPair: Sendable {
     public static func start(timeout: Duration = .seconds(60)) async throws -> SyncthingPair {
         let syncthing = try RequiredTool.syncthing.require()
         stopOrphans()
-        let clock = ContinuousClock()
-        let began = clock.now
         let work = try makeWorkFolder()
         var cleanup: [ToolProcess] = []
         do {
@@ -139,8 +134,6 @@ public final class SyncthingPair: Sendable {
             let pair = SyncthingPair(workURL: work, folders: folders, deviceIDs: ids, guiPorts: gui, apiKeys: keys,
                                      processes: processes)
             try await pair.waitUntilInSync(timeout: timeout, scanningFirst: false)
-            let elapsed = clock.now - began
-            pair.readyAfter.withLock { $0 = elapsed }
             return pair
         } catch {
             cleanup.forEach { $0.stop() }
@@ -199,6 +192,35 @@ public final class SyncthingPair: Sendable {
     /// waiting for the file-system watcher's delay.
     public func rescan(_ side: Side) throws {
         try rest(side, "POST", "/rest/db/scan?folder=\(folderID)")
+    }
+
+    /// How many items `side`'s folder failed to pull in its last pull (`pullErrors` of
+    /// `/rest/db/status`). Syncthing retries those only after its pull back-off (a minute, then
+    /// longer), unless something schedules a pull sooner.
+    public func pullErrors(_ side: Side) throws -> Int {
+        try object(side, "/rest/db/status?folder=\(folderID)")["pullErrors"] as? Int ?? 0
+    }
+
+    /// Restarts `side`'s folder (paused, then resumed through the REST API, which applies each
+    /// change before it answers): Syncthing starts it again with a scan and then a pull, and with
+    /// its pull back-off reset. Returns once the folder runs again (it has a state; a paused
+    /// folder has none).
+    public func restartFolder(_ side: Side, timeout: Duration = Polling.hangGuard) async throws {
+        try rest(side, "PATCH", "/rest/config/folders/\(folderID)", json: ["paused": true])
+        try rest(side, "PATCH", "/rest/config/folders/\(folderID)", json: ["paused": false])
+        try await Polling.until("syncthing \(side.rawValue)'s folder to run again", timeout: timeout, details: { self.logTails() }) {
+            !(try object(side, "/rest/db/status?folder=\(folderID)")["state"] as? String ?? "").isEmpty
+        }
+    }
+
+    /// Makes a side whose last pull failed — a file the other side was updating changed under it,
+    /// say ("file modified but not rescanned") — try again now instead of after Syncthing's pull
+    /// back-off (a minute, then longer): its folder is restarted. Sides whose pulls did not fail
+    /// are left to Syncthing's own timing (its watcher, its scans).
+    public func retryFailedPulls() async throws {
+        for side in Side.allCases where try pullErrors(side) > 0 {
+            try await restartFolder(side)
+        }
     }
 
     /// Waits until both sides are connected, idle and in sync. With `scanningFirst`, both sides

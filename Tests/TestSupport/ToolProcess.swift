@@ -50,9 +50,10 @@ public final class ToolProcess: Sendable {
             slot = nil
             if running.isRunning {
                 kill(pid, SIGTERM)
-                let deadline = ContinuousClock.now + .seconds(5)
-                while running.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-                if running.isRunning { kill(pid, SIGKILL) }
+                // A grace period for a clean exit, not a synchronisation: SIGKILL ends it anyway.
+                if !Polling.holds(within: .seconds(5), interval: .milliseconds(10), { !running.isRunning }) {
+                    kill(pid, SIGKILL)
+                }
             }
             running.waitUntilExit()
         }

@@ -14,13 +14,17 @@ struct BlockingFormsTests {
 
     /// Type-checks `source` as a program's main file against the modules built beside the tests.
     private func typecheck(_ source: String) throws -> (status: Int32, output: String) {
-        let folder = URL(fileURLWithPath: "/tmp/ubiquity-typecheck-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = try Scratch("ubiquity-typecheck")
+        defer { scratch.remove() }
+        let folder = scratch.url
         let file = folder.appending(path: "main.swift")
         try Data(source.utf8).write(to: file)
         let modules = ChildProcess.builtProductURL("clouddocs").deletingLastPathComponent().appending(path: "Modules")
-        return try ToolProcess.run(try #require(Self.swiftc), ["-typecheck", "-swift-version", "6", "-I", modules.path, file.path])
+        // The package's C module (CSystemShim), which the Swift modules import.
+        let shim = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources/CSystemShim/include")
+        return try ToolProcess.run(try #require(Self.swiftc), ["-typecheck", "-swift-version", "6", "-I", modules.path,
+                                                              "-I", shim.path, file.path])
     }
 
     @Test("top-level `try await account.setUbiquitous(…)` and `removeItem(at:)` are the async forms: no warning",

@@ -22,7 +22,7 @@ struct CompatibilityErrorTests {
             (.moveFailed(source: "/a", destination: "/b", errno: ENAMETOOLONG), NSFileWriteInvalidFileNameError),
             (.moveFailed(source: "/a", destination: "/b", errno: EIO), NSFileWriteUnknownError),
             (.configurationInvalid(path: "/c", line: 1, reason: "r"), NSFileReadCorruptFileError),
-            (.coordinationFailed(path: "/x", reason: "r"), NSFileLockingError),
+            (.coordinationFailed(path: "/x", underlying: .timedOut), NSFileLockingError),
             (.invalidName(name: "../x", reason: "r"), NSFileWriteInvalidFileNameError),
             (.removeFailed(path: "/x", errno: EACCES), NSFileWriteNoPermissionError),
             (.removeFailed(path: "/x", errno: EROFS), NSFileWriteVolumeReadOnlyError),

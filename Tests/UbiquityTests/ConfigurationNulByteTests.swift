@@ -14,9 +14,9 @@ struct ConfigurationNulByteTests {
 
     @Test("an account reading such a file is not signed in, and no folder is made")
     func noFolderIsMade() throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "ubiquity-nul-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let scratch = try Scratch("ubiquity-nul")
+        defer { scratch.remove() }
+        let folder = scratch.url
         let file = folder.appending(path: "ubiquity.conf")
         try Data("root = \(folder.path)/nulroot\u{0}evil\ncontainer = com.example.notes\n".utf8).write(to: file)
         let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])

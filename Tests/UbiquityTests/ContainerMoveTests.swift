@@ -87,7 +87,7 @@ struct ContainerMoveTests {
     @Test("the clash check is the rename's own: a destination that appears after the check is neither replaced nor removed — across file systems (tmpfs) too",
           arguments: [nil, "1m"] as [String?])
     func clashInsideTheCoordinatedWrite(tmpfsSize: String?) throws {
-        if tmpfsSize != nil && !TmpfsAvailability.isAvailable { return }  // mount(2) refused: the same-file-system case still runs
+        if tmpfsSize != nil && !SmallTmpfs.isAvailable { return }  // mount(2) refused: the same-file-system case still runs
         let cloud = try ScratchCloud(tmpfsSize: tmpfsSize)
         defer { cloud.remove() }
         let local = try cloud.localFile("late.txt", "local")
@@ -210,7 +210,7 @@ struct ContainerMoveTests {
 }
 
 /// Moves between file systems: the container root on a small tmpfs, the local folder on /tmp.
-@Suite("Moving across file systems", .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+@Suite("Moving across file systems", .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
 struct CrossFileSystemMoveTests {
     @Test("across file systems the item is copied then removed; a folder too; presenters follow")
     func copiesAcross() async throws {

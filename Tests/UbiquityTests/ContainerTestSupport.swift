@@ -8,21 +8,21 @@ import TestSupport
 /// (the default) and `com.example.other`, `<folder>/local` for local documents, and an account with
 /// that fixed configuration (provider `none` unless given). Removed by `remove()`.
 struct ScratchCloud {
-    let folder: URL
+    let scratch: Scratch
     let account: UbiquityAccount
+    var folder: URL { scratch.url }
 
-    /// With `tmpfsSize` (e.g. "64k"), the root is a tmpfs of that size: another file system than
-    /// the local folder (moves copy), and one that fills up. Needs root (tests run as root).
+    /// With `tmpfsSize` (e.g. "64k"), the root is a tmpfs of that size (``SmallTmpfs``): another
+    /// file system than the local folder (moves copy), and one that fills up.
     init(provider: UbiquityProviderKind = .none, tmpfsSize: String? = nil) throws {
-        folder = URL(fileURLWithPath: "/tmp/ubiquity-items-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder.appending(path: "cloud"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appending(path: "local"), withIntermediateDirectories: true)
+        scratch = try Scratch("ubiquity-items")
+        let folder = scratch.url
         if let tmpfsSize {
-            let point = folder.appending(path: "cloud").path
-            guard mount("tmpfs", point, "tmpfs", 0, "size=\(tmpfsSize),mode=0755") == 0 else {
-                throw UbiquityError.moveFailed(source: "tmpfs", destination: point, errno: errno)
-            }
+            _ = try SmallTmpfs.mount(size: tmpfsSize, inside: folder, name: "cloud")
+        } else {
+            try scratch.directory("cloud")
         }
+        try scratch.directory("local")
         account = UbiquityAccount(configuration: UbiquityConfiguration(
             root: folder.appending(path: "cloud", directoryHint: .isDirectory),
             containerIdentifiers: ["com.example.notes", "com.example.other"], provider: provider))
@@ -52,7 +52,7 @@ struct ScratchCloud {
 
     func remove() {
         _ = umount2(root.path, Int32(MNT_DETACH))  // lazily; fails harmlessly when not mounted
-        try? FileManager.default.removeItem(at: folder)
+        scratch.remove()
     }
 }
 

@@ -34,7 +34,7 @@ struct CrossFileSystemFolderMoveTests {
     }
 
     @Test("a folder URL ending in / moves whole into Documents/proj, nothing scattered beside it",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func folderArrivesWhole() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "1m")
         defer { cloud.remove() }
@@ -54,7 +54,7 @@ struct CrossFileSystemFolderMoveTests {
     }
 
     @Test("clouddocs move-to-cloud of a folder onto another file system: Documents/proj holds the tree",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func commandLineFolderMove() throws {
         let cloud = try ScratchCloud(tmpfsSize: "1m")
         defer { cloud.remove() }
@@ -68,7 +68,7 @@ struct CrossFileSystemFolderMoveTests {
     }
 
     @Test("a folder that does not fit: moveFailed(ENOSPC), the original whole, nothing left in Documents",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func folderDoesNotFit() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "64k")
         defer { cloud.remove() }
@@ -86,7 +86,7 @@ struct CrossFileSystemFolderMoveTests {
     }
 
     @Test("across file systems the copy keeps permission bits, modification times and symbolic links (as links, dangling ones too)",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func attributesAndLinks() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "1m")
         defer { cloud.remove() }

@@ -8,16 +8,11 @@ import Testing
 /// name exists there, and an item's modification date.
 @Suite("Document locations, names and dates")
 struct DocumentLocationTests {
-    private func scratchFolder() throws -> URL {
-        let url = URL(fileURLWithPath: "/tmp/ubiquity-locations-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     @Test("the local documents folder: XDG_DOCUMENTS_DIR from user-dirs.dirs, else ~/Documents; a configured one wins")
     func localDocumentsFolder() throws {
-        let home = try scratchFolder()
-        defer { try? FileManager.default.removeItem(at: home) }
+        let homeScratch = try Scratch("ubiquity-locations")
+        defer { homeScratch.remove() }
+        let home = homeScratch.url
         let config = home.appending(path: "config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         let environment = ["HOME": home.path, "XDG_CONFIG_HOME": config.path,

@@ -48,11 +48,10 @@ struct IdentityTests {
 
     @Test("a configuration file that is a symbolic link (dotfiles): editing the file it points to posts the notification")
     func symbolicLinkConfiguration() async throws {
-        let base = URL(fileURLWithPath: "/tmp/ubiquity-identity-link-\(UUID().uuidString)", isDirectory: true)
-        let dotfiles = base.appending(path: "dotfiles"), config = base.appending(path: "config")
-        try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-identity-link")
+        defer { scratch.remove() }
+        let base = scratch.url
+        let dotfiles = try scratch.directory("dotfiles"), config = try scratch.directory("config")
         let target = dotfiles.appending(path: "ubiquity.conf"), file = config.appending(path: "ubiquity.conf")
         try "root = /srv/one\ncontainer = a\n".write(to: target, atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(at: file, withDestinationURL: target)
@@ -70,9 +69,9 @@ struct IdentityTests {
 
     @Test("creating, editing and removing the configuration file post the notification (an edit that changes nothing does not); the folder may not exist at first")
     func notification() async throws {
-        let base = URL(fileURLWithPath: "/tmp/ubiquity-identity-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-identity")
+        defer { scratch.remove() }
+        let base = scratch.url
         let file = base.appending(path: "config/clouddocuments/ubiquity.conf")  // its folders do not exist yet
         let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
         #expect(account.identityToken == nil)
@@ -101,9 +100,9 @@ struct IdentityTests {
 
     @Test("another process watching the same configuration hears the change and computes the same token")
     func otherProcess() async throws {
-        let base = URL(fileURLWithPath: "/tmp/ubiquity-identity-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-identity")
+        defer { scratch.remove() }
+        let base = scratch.url
         let file = base.appending(path: "ubiquity.conf")
         var environment = ProcessInfo.processInfo.environment
         for key in ["CLOUDDOCUMENTS_UBIQUITY_ROOT", "CLOUDDOCUMENTS_UBIQUITY_CONTAINERS", "CLOUDDOCUMENTS_UBIQUITY_PROVIDER"] {

@@ -35,7 +35,7 @@ struct InterruptedMoveTests {
     }
 
     @Test("a file: killed mid-copy, nothing under the final name; a live mover's copy is not reclaimed, a dead one's is; the retry moves it",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func killedFileMove() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "16m")
         defer { cloud.remove() }
@@ -72,7 +72,7 @@ struct InterruptedMoveTests {
     }
 
     @Test("a folder: killed mid-copy of a file inside it, nothing under the final name; the retry moves the whole tree",
-          .enabled(if: TmpfsAvailability.isAvailable, TmpfsAvailability.unavailableMessage))
+          .enabled(if: SmallTmpfs.isAvailable, Comment(rawValue: SmallTmpfs.unavailableMessage)))
     func killedFolderMove() async throws {
         let cloud = try ScratchCloud(tmpfsSize: "16m")
         defer { cloud.remove() }

@@ -33,8 +33,9 @@ struct KeyValueCommandLineTests {
 
     @Test("set with every --type, get, list, remove; errors exit 1 and usage errors 2")
     func setGetListRemove() throws {
-        let root = try temporaryKeyValueFolder("kv-cli")
-        defer { try? FileManager.default.removeItem(at: root) }
+        let rootScratch = try Scratch("kv-cli")
+        defer { rootScratch.remove() }
+        let root = rootScratch.url
         for (key, value, type) in [("s", "hello world", "string"), ("i", "-42", "int"), ("d", "2.5", "double"),
                                    ("b", "yes", "bool"), ("bytes", "AAEC", "data-base64"), ("j", #"{"a":[1,"x",false]}"#, "json")] {
             let run = try clouddocs(["kv", "set", key, value, "--type", type], root: root)
@@ -67,8 +68,9 @@ struct KeyValueCommandLineTests {
 
     @Test("watch prints each change by another process as one line, and ends after --changes N or at end of input")
     func watch() throws {
-        let root = try temporaryKeyValueFolder("kv-cli")
-        defer { try? FileManager.default.removeItem(at: root) }
+        let rootScratch = try Scratch("kv-cli")
+        defer { rootScratch.remove() }
+        let root = rootScratch.url
         let watcher = try ChildProcess(["kv", "watch", "--changes", "2"], environment: environment(root: root, device: "watcher"),
                                        helper: "clouddocs")
         #expect(watcher.expect("watching")?.hasPrefix("watching\t" + root.path) == true)

@@ -7,8 +7,9 @@ import Testing
 struct KeyValueStoreFailureTests {
     @Test("another device's file gone for a while (a sync tool's delete-then-rename) keeps its keys and reports nothing")
     func vanishedFileKeepsItsKeys() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let other = KeyValueStore(folder: folder, deviceIdentifier: "device-2")
         try other.set(.string("kept"), forKey: "k")
         try other.synchronize()
@@ -29,8 +30,9 @@ struct KeyValueStoreFailureTests {
 
     @Test("a huge file of another device (1 TB, sparse) is skipped without being read into memory; the other devices' keys load")
     func hugeFileIsSkipped() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let other = KeyValueStore(folder: folder, deviceIdentifier: "device-3")
         try other.set(.string("kept"), forKey: "k")
         try other.synchronize()
@@ -47,8 +49,9 @@ struct KeyValueStoreFailureTests {
 
     @Test("the store folder deleted and made again: an observer keeps hearing another device's changes")
     func folderDeletedAndMadeAgain() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
         let recorder = ChangeRecorder(store)
         try FileManager.default.removeItem(at: folder)
@@ -62,8 +65,9 @@ struct KeyValueStoreFailureTests {
 
     @Test("a damaged file of another device is skipped; this device's damaged file is left alone and synchronize throws, keeping the changes")
     func damagedFiles() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         try Data(#"{"format":1,"device":"device-2","entries":{"#.utf8).write(to: folder.appending(path: "device-2.json"))
         try Data(#"{"format":99}"#.utf8).write(to: folder.appending(path: "device-1.json"))
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-1")
@@ -80,8 +84,9 @@ struct KeyValueStoreFailureTests {
     @Test("a full disk: synchronize throws writeFailed, the file and the changes are kept, and a later synchronize writes them",
           .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs"))
     func fullDisk() throws {
-        let outer = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: outer) }
+        let outerScratch = try Scratch("kv")
+        defer { outerScratch.remove() }
+        let outer = outerScratch.url
         let point = outer.appending(path: "mnt")
         try FileManager.default.createDirectory(at: point, withIntermediateDirectories: true)
         guard mount("tmpfs", point.path, "tmpfs", 0, "size=64k") == 0 else {

@@ -6,8 +6,9 @@ import Testing
 struct KeyValueStoreLimitTests {
     @Test("keys: 64 bytes of UTF-8 are fine, 65 are refused with a quota-violation change; nothing changes")
     func keyLength() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
         let recorder = ChangeRecorder(store)
         let longest = String(repeating: "é", count: 32)          // 64 bytes
@@ -21,8 +22,9 @@ struct KeyValueStoreLimitTests {
 
     @Test("one value of exactly 1 MB fits and then nothing else does; a larger value is refused; what was stored stays")
     func valueAndTotalSize() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
         let recorder = ChangeRecorder(store)
         let megabyte = Data(count: KeyValueStoreLimits.maximumValueSize)
@@ -45,8 +47,9 @@ struct KeyValueStoreLimitTests {
 
     @Test("arrays and dictionaries nested deeper than the files can be read back are refused; the deepest allowed round-trips")
     func nestingDepth() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
         let recorder = ChangeRecorder(store)
         func nested(_ depth: Int) -> KeyValueStoreValue {
@@ -73,8 +76,9 @@ struct KeyValueStoreLimitTests {
 
     @Test("1,024 keys fit, the 1,025th is refused, and replacing one of the 1,024 still works")
     func keyCount() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let store = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
         for index in 0..<KeyValueStoreLimits.maximumKeyCount { try store.set(.integer(Int64(index)), forKey: "key-\(index)") }
         #expect(throws: KeyValueStoreError.quotaViolation(key: "one-more", limit: .keyCount(1025))) {
@@ -90,8 +94,9 @@ struct KeyValueStoreLimitTests {
 
     @Test("keys added on two devices at once may together go over: nothing is dropped, and further additions are refused")
     func concurrentWritesOverTheLimitLoseNothing() throws {
-        let folder = try temporaryKeyValueFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("kv")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let a = KeyValueStore(folder: folder, deviceIdentifier: "device-a")
         let b = KeyValueStore(folder: folder, deviceIdentifier: "device-b")
         for index in 0..<600 {

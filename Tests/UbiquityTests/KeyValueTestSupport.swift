@@ -2,13 +2,6 @@ import Foundation
 import TestSupport
 @testable import Ubiquity
 
-/// A fresh temporary folder for one test's store (removed by the caller).
-func temporaryKeyValueFolder(_ label: String = "kv") throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appending(path: "\(label)-\(UUID().uuidString)", directoryHint: .isDirectory)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// Records a store's changes and lets a test wait for them (the wait's deadline only guards
 /// against a hang: the changes are awaited, not slept for).
 final class ChangeRecorder: @unchecked Sendable {
@@ -33,10 +26,10 @@ final class ChangeRecorder: @unchecked Sendable {
         return received
     }
 
-    /// Waits until `condition` holds for the changes received so far (at most `seconds`); returns
-    /// them.
+    /// Waits until `condition` holds for the changes received so far (`seconds` is only a hang
+    /// guard); returns them.
     @discardableResult
-    func wait(seconds: Double = 20, until condition: ([KeyValueStoreChange]) -> Bool) -> [KeyValueStoreChange] {
+    func wait(seconds: Double = 60, until condition: ([KeyValueStoreChange]) -> Bool) -> [KeyValueStoreChange] {
         let deadline = Date().addingTimeInterval(seconds)
         lock.lock()
         defer { lock.unlock() }

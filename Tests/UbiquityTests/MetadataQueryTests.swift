@@ -15,7 +15,7 @@ import Testing
 
     @Test("gathering finds files and folders, not hidden names, sync temporaries or conflict copies; the original has conflicts")
     func gathering() throws {
-        let folder = try ScratchFolder("gather")
+        let folder = try Scratch("query-gather")
         defer { folder.remove() }
         for name in ["a.txt", "sub/b.txt", "sub/deeper/c.md", ".hidden", ".syncthing.d.txt.tmp", "e.txt.part",
                      "doc.txt", "doc.sync-conflict-20240101-120000-ABCDEFG.txt", ".stfolder/x"] {
@@ -39,7 +39,7 @@ import Testing
 
     @Test("created, changed, renamed and deleted files and folders are each reported once")
     func liveChanges() throws {
-        let folder = try ScratchFolder("live")
+        let folder = try Scratch("query-live")
         defer { folder.remove() }
         try folder.write("old", at: "keep.txt")
         let recorder = QueryRecorder()
@@ -84,7 +84,7 @@ import Testing
 
     @Test("a conflict copy appearing marks its original, not itself; its removal clears the mark")
     func conflictCopiesLive() throws {
-        let folder = try ScratchFolder("conflicts")
+        let folder = try Scratch("query-conflicts")
         defer { folder.remove() }
         try folder.write("mine", at: "doc.txt")
         let recorder = QueryRecorder()
@@ -103,7 +103,7 @@ import Testing
 
     @Test("after the kernel's queue overflows, a rescan reports every difference exactly once")
     func overflowRescan() throws {
-        let folder = try ScratchFolder("overflow")
+        let folder = try Scratch("query-overflow")
         defer { folder.remove() }
         for index in 0..<20 { try folder.write("\(index)", at: "f\(index).txt") }
         try folder.write("x", at: "sub/s.txt")
@@ -140,7 +140,7 @@ import Testing
 
     @Test("disableUpdates nests: nothing is delivered until the last enableUpdates, then the held changes are")
     func disableUpdatesNests() throws {
-        let folder = try ScratchFolder("disable")
+        let folder = try Scratch("query-disable")
         defer { folder.remove() }
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.folder(folder.url)])
@@ -165,7 +165,7 @@ import Testing
 
     @Test("updates held while disabled and released by enableUpdates come before those queued meanwhile: in order, results the latest")
     func heldUpdatesKeepTheirOrder() throws {
-        let folder = try ScratchFolder("held-order")
+        let folder = try Scratch("query-held-order")
         defer { folder.remove() }
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.folder(folder.url)])
@@ -189,7 +189,7 @@ import Testing
 
     @Test("two names that differ only in Unicode normalization (é composed and decomposed) are two results, gathered and live")
     func namesDifferingOnlyInNormalization() throws {
-        let folder = try ScratchFolder("normalization")
+        let folder = try Scratch("query-normalization")
         defer { folder.remove() }
         let composed = "caf\u{E9}.txt", decomposed = "cafe\u{301}.txt"
         func create(_ name: String) {
@@ -237,7 +237,7 @@ import Testing
 
     @Test("sort keys order the results and the updates; predicates filter live changes")
     func sortingAndPredicate() throws {
-        let folder = try ScratchFolder("sort")
+        let folder = try Scratch("query-sort")
         defer { folder.remove() }
         for name in ["b.txt", "d.txt", "a.md"] { try folder.write(name, at: name) }
         let recorder = QueryRecorder()
@@ -262,7 +262,7 @@ import Testing
 
     @Test("ubiquitous scopes: the documents scope is Documents, the data scope the rest of the container")
     func ubiquitousScopes() throws {
-        let folder = try ScratchFolder("scopes")
+        let folder = try Scratch("query-scopes")
         defer { folder.remove() }
         let account = UbiquityAccount(configuration: UbiquityConfiguration(root: folder.url, containerIdentifiers: ["com.example.notes"]))
         let container = try account.container()
@@ -280,7 +280,7 @@ import Testing
 
     @Test("a huge or infinite notificationBatchingInterval is accepted without a trap: the changes wait")
     func hugeBatchingInterval() throws {
-        let folder = try ScratchFolder("huge-batching")
+        let folder = try Scratch("query-huge-batching")
         defer { folder.remove() }
         for interval in [TimeInterval.infinity, 1e12, TimeInterval.greatestFiniteMagnitude] {
             let recorder = QueryRecorder()
@@ -295,7 +295,7 @@ import Testing
 
     @Test("notificationBatchingInterval collects changes made together into one update; stop ends the updates")
     func batching() throws {
-        let folder = try ScratchFolder("batching")
+        let folder = try Scratch("query-batching")
         defer { folder.remove() }
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.folder(folder.url)], batching: 2)
@@ -313,7 +313,7 @@ import Testing
 
     @Test("a stopped query starts again and gathers afresh; a scope folder moved away empties the results")
     func restartAndScopeMovedAway() throws {
-        let folder = try ScratchFolder("restart")
+        let folder = try Scratch("query-restart")
         defer { folder.remove() }
         try folder.write("a", at: "scope/a.txt")
         let scope = folder.url.appending(path: "scope")

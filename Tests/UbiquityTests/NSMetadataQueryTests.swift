@@ -47,7 +47,7 @@ import Testing
         }
     }
 
-    private func makeQuery(_ folder: ScratchFolder) -> (NSMetadataQuery, OperationQueue) {
+    private func makeQuery(_ folder: Scratch) -> (NSMetadataQuery, OperationQueue) {
         SharedUbiquityFixture.setUp()  // NSMetadataQuery uses the shared account, which reads its environment once
         let query = NSMetadataQuery()
         let queue = OperationQueue()
@@ -60,7 +60,7 @@ import Testing
 
     @Test("the seeds' recipe: a predicate format, a sort descriptor, notifications, results as NSMetadataItems")
     func appleStyleQuery() throws {
-        let folder = try ScratchFolder("nsquery")
+        let folder = try Scratch("query-nsquery")
         defer { folder.remove() }
         for name in ["b.txt", "notes.md", "doc.txt", "doc.sync-conflict-20240101-120000-ABCDEFG.txt"] { try folder.write(name, at: name) }
         let (query, _) = makeQuery(folder)
@@ -102,7 +102,7 @@ import Testing
 
     @Test("an unusable format does not trap: the predicate says why, and start() refuses it")
     func badFormat() throws {
-        let folder = try ScratchFolder("nsquery-bad")
+        let folder = try Scratch("query-nsquery-bad")
         defer { folder.remove() }
         let predicate = NSPredicate(format: "%K LIKE", NSMetadataItemFSNameKey)
         let error = try #require(predicate.metadataFormatError)
@@ -129,7 +129,7 @@ import Testing
 
     @Test("a block predicate gets NSMetadataItems; NSMetadataItem(url:) reads one file")
     func blockPredicateAndItemFromURL() throws {
-        let folder = try ScratchFolder("nsquery-block")
+        let folder = try Scratch("query-nsquery-block")
         defer { folder.remove() }
         try folder.write("12345", at: "five.txt")
         try folder.write("1", at: "one.txt")

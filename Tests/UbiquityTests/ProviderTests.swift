@@ -5,8 +5,9 @@ import Testing
 /// The provider interface: which provider keeps a container in sync, and what each reports.
 @Suite("Providers: detection and item status")
 struct ProviderTests {
-    private func folder(_ markers: [String], marked: String = "") throws -> (base: URL, container: URL) {
-        let base = URL(fileURLWithPath: "/tmp/ubiquity-detect-\(UUID().uuidString)", isDirectory: true)
+    /// A container `Sync/Apps/com.example.notes` in `scratch`, with `markers` in the folder `marked`.
+    private func folder(_ scratch: Scratch, _ markers: [String], marked: String = "") throws -> (base: URL, container: URL) {
+        let base = scratch.url
         let markedFolder = base.appending(path: marked, directoryHint: .isDirectory)
         let container = base.appending(path: "Sync/Apps/com.example.notes", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
@@ -20,8 +21,9 @@ struct ProviderTests {
           arguments: [(".stfolder", ExternalSyncTool.syncthing), (".sync_0123abcd.db", .nextcloud), ("._sync_0123abcd.db", .nextcloud),
                       (".csync_journal.db", .nextcloud), (".dropbox", .dropbox), ("RCLONE_TEST", .rclone)])
     func detection(_ marker: String, _ tool: ExternalSyncTool) throws {
-        let (base, container) = try folder([marker], marked: "Sync")
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-detect")
+        defer { scratch.remove() }
+        let (base, container) = try folder(scratch, [marker], marked: "Sync")
         let found = SyncToolDetection.detect(syncing: container, environment: [:])
         #expect(found?.tool == tool)
         #expect(found?.root.standardizedFileURL.path == base.appending(path: "Sync").standardizedFileURL.path)
@@ -29,8 +31,9 @@ struct ProviderTests {
 
     @Test("an rclone bisync listing naming the folder in rclone's work folder marks it as rclone's")
     func rcloneListing() throws {
-        let (base, container) = try folder([])
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-detect")
+        defer { scratch.remove() }
+        let (base, container) = try folder(scratch, [])
         let cache = base.appending(path: "cache/rclone/bisync", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
         let sync = base.appending(path: "Sync").standardizedFileURL.path
@@ -42,8 +45,9 @@ struct ProviderTests {
 
     @Test("no marker: no tool, and the provider says so in words")
     func noMarker() throws {
-        let (base, container) = try folder([])
-        defer { try? FileManager.default.removeItem(at: base) }
+        let scratch = try Scratch("ubiquity-detect")
+        defer { scratch.remove() }
+        let (base, container) = try folder(scratch, [])
         #expect(SyncToolDetection.detect(syncing: container, environment: [:]) == nil)
         #expect(ExternalSyncToolProvider(tool: nil).name == "an external sync tool")
         #expect(ExternalSyncToolProvider(tool: .syncthing).name == "Syncthing")

@@ -40,7 +40,7 @@ import FileCoordination
 
     @Test("copies appearing before or after their original, and going, set and clear its flag live as a listing would")
     func liveFlagsMatchAListing() throws {
-        let folder = try ScratchFolder("conflict-index")
+        let folder = try Scratch("query-conflict-index")
         defer { folder.remove() }
         for index in 0..<300 { try folder.write("x", at: "file-\(index).txt") }
         try folder.write("a", at: "a.txt")
@@ -77,7 +77,7 @@ import FileCoordination
 
     @Test("after a rescan the names kept for conflict copies are those on disk: a copy made meanwhile marks, its removal clears")
     func rescanRebuildsTheNames() throws {
-        let folder = try ScratchFolder("conflict-rescan")
+        let folder = try Scratch("query-conflict-rescan")
         defer { folder.remove() }
         try folder.write("mine", at: "doc.txt")
         let copy = "doc.sync-conflict-20240101-120000-ABCDEFG.txt"

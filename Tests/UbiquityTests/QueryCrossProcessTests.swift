@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct QueryCrossProcessTests {
     @Test("a coordinated writer and an ordinary program in another process: each change reported exactly once")
     func changesFromAnotherProcess() throws {
-        let folder = try ScratchFolder("cross")
+        let folder = try Scratch("query-cross")
         defer { folder.remove() }
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.folder(folder.url)])
@@ -43,7 +43,7 @@ import TestSupport
 
     @Test("clouddocs ls prints the initial results, then additions, changes and removals made by another process")
     func clouddocsLs() throws {
-        let folder = try ScratchFolder("ls")
+        let folder = try Scratch("query-ls")
         defer { folder.remove() }
         let documents = folder.url.appending(path: "com.example.notes/Documents")
         try folder.write("x", at: "com.example.notes/Documents/first.txt")
@@ -72,7 +72,7 @@ import TestSupport
 
     @Test("clouddocs ls stops at the end of its input, and reports usage and configuration errors")
     func clouddocsLsStopsAndFails() throws {
-        let folder = try ScratchFolder("ls-stop")
+        let folder = try Scratch("query-ls-stop")
         defer { folder.remove() }
         var environment = ProcessInfo.processInfo.environment
         environment["CLOUDDOCUMENTS_UBIQUITY_CONFIG"] = folder.path + "/none.conf"

@@ -9,7 +9,7 @@ import Testing
 @Suite struct QueryDeliveryOrderTests {
     @Test("deliveries waiting for the handler's queue are one operation without dependencies, and arrive in order")
     func waitingDeliveriesUseNoDependencies() throws {
-        let folder = try ScratchFolder("delivery")
+        let folder = try Scratch("query-delivery")
         defer { folder.remove() }
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.folder(folder.url)])
@@ -32,7 +32,7 @@ import Testing
 
     @Test("on a concurrent queue the handler is called one event at a time, in order")
     func concurrentQueueKeepsOrder() throws {
-        let folder = try ScratchFolder("delivery-concurrent")
+        let folder = try Scratch("query-delivery-concurrent")
         defer { folder.remove() }
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 8

@@ -17,7 +17,7 @@ import Testing
 
     @Test("a file replaced as Syncthing delivers an update (temporary file, delete, rename into place) is one change, same identifier, never removed")
     func syncthingReplaceIsOneChange() throws {
-        let folder = try ScratchFolder("replace")
+        let folder = try Scratch("query-replace")
         defer { folder.remove() }
         try folder.write("old", at: "doc.txt")
         let recorder = QueryRecorder()
@@ -49,7 +49,7 @@ import Testing
 
     @Test("a deletion is held without holding anything else back, and reported once when the hold ends")
     func heldDeletionDelaysNothingElse() throws {
-        let folder = try ScratchFolder("held-delete")
+        let folder = try Scratch("query-held-delete")
         defer { folder.remove() }
         try folder.write("a", at: "a.txt")
         let recorder = QueryRecorder()
@@ -78,7 +78,7 @@ import Testing
 
     @Test("a file deleted and written anew under its name is a change; one replaced by a folder is removed and the folder added")
     func deletedAndWrittenAgain() throws {
-        let folder = try ScratchFolder("rewrite")
+        let folder = try Scratch("query-rewrite")
         defer { folder.remove() }
         try folder.write("first", at: "notes.txt")
         try folder.write("x", at: "box")
@@ -101,7 +101,7 @@ import Testing
 
     @Test("a conflict resolved by replacing the original as Syncthing does leaves it listed, changed, without conflicts")
     func conflictResolutionNeverRemoves() throws {
-        let folder = try ScratchFolder("resolve")
+        let folder = try Scratch("query-resolve")
         defer { folder.remove() }
         let copy = "doc.sync-conflict-20240101-120000-ABCDEFG.txt"
         try folder.write("mine", at: "doc.txt")
@@ -127,7 +127,7 @@ import Testing
 
     @Test("a rename whose second half is read after the first (a busy machine) is one change; other changes go on meanwhile")
     func renameHalvesReadApart() throws {
-        let folder = try ScratchFolder("rename-halves")
+        let folder = try Scratch("query-rename-halves")
         defer { folder.remove() }
         try folder.write("a", at: "a.txt")
         try folder.write("d", at: "sub/d.txt")
@@ -166,7 +166,7 @@ import Testing
 
     @Test("moved out of the scopes: removed when the hold ends; renamed to a hidden name: removed at once")
     func movedAwayIsRemoved() throws {
-        let folder = try ScratchFolder("moved-away")
+        let folder = try Scratch("query-moved-away")
         defer { folder.remove() }
         try folder.write("a", at: "scope/a.txt")
         try folder.write("b", at: "scope/b.txt")

@@ -90,18 +90,7 @@ final class QueryRecorder: @unchecked Sendable {
     }
 }
 
-/// A fresh folder for one test, removed by `remove()`.
-struct ScratchFolder {
-    let url: URL
-    var path: String { url.path }
-
-    init(_ label: String) throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "query-\(label)-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-
+extension Scratch {
     /// Writes `text` at `relative` in one step (written beside under a hidden name, then renamed),
     /// so a query sees it appear once, complete.
     @discardableResult

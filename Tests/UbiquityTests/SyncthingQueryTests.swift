@@ -28,13 +28,10 @@ struct SyncthingQueryTests {
         _ = try RequiredTool.syncthing.require()
         try await SyncthingPair.with { pair in
             let (query, recorder, documentsA, _) = try startQueryOnB(pair)
-            let clock = ContinuousClock()
-            let began = clock.now
             try Data("from A".utf8).write(to: documentsA.appending(path: "report.txt"))
             try pair.rescan(.a)
             let arrived = try await offCooperativePool { recorder.waitForUpdates { $0.added.contains { $0.name == "report.txt" } } }
             #expect(arrived)
-            print("[real tools] document created on A reported by B's live query after \(clock.now - began)")
             try await pair.waitUntilInSync()
             let item = try #require(query.results.first { $0.name == "report.txt" })
             #expect(item.isUbiquitous && item.size == 6 && !item.hasUnresolvedConflicts)

@@ -1,17 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Ubiquity
 
 @Suite struct UbiquityConfigurationTests {
-    private func temporaryFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "ubiquity-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     @Test func fileKeysAndEnvironmentOverrides() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("ubiquity-config")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let file = folder.appending(path: "ubiquity.conf")
         try """
             # a comment
@@ -58,8 +54,9 @@ import Testing
     }
 
     @Test func containerURLsAndSignedOut() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("ubiquity-config")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let account = UbiquityAccount(configuration: UbiquityConfiguration(root: folder, containerIdentifiers: ["com.example.notes"]))
         let url = try #require(account.url(forUbiquityContainerIdentifier: nil))
         #expect(url.standardizedFileURL.path == folder.appending(path: "com.example.notes").standardizedFileURL.path)
@@ -75,8 +72,9 @@ import Testing
     }
 
     @Test func sharedAccountRereadsAnEditedFile() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folderScratch = try Scratch("ubiquity-config")
+        defer { folderScratch.remove() }
+        let folder = folderScratch.url
         let file = folder.appending(path: "ubiquity.conf")
         let account = UbiquityAccount(environment: ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": file.path])
         #expect(account.url(forUbiquityContainerIdentifier: "a") == nil)

@@ -1,5 +1,6 @@
 import FileCoordination
 import Foundation
+import SystemSupport
 
 // No silent lost updates: a save that would overwrite a file changed since the document last read
 // or wrote it keeps the file's contents as an unresolved conflict version first, and the document
@@ -106,6 +107,8 @@ extension CloudDocument {
     /// the change monitor promotes once the folder has settled, and the document then reloads the
     /// promoted contents like any change of its file.
     nonisolated func refreshConflictState() {
+        ThreadAssertions.assertNotOnMainQueue()
+        ThreadAssertions.assertNotOnQueue(Self.conflictChecks)  // a check inside a check would wait for itself
         Self.conflictChecks.sync {
             let (url, isOpen) = storage.withLock { ($0.fileURL, $0.isOpen) }
             guard isOpen else { return }
@@ -138,7 +141,9 @@ extension CloudDocument {
     }
 
     /// Serialises conflict checks of all documents (each is a short read of the version store).
+    /// Process-wide on purpose (listed on `CoordinationRuntime`): a queue that holds no state,
+    /// only an order of work, and bounds how many version-store reads run at once in the process.
     nonisolated static let conflictChecks = DispatchQueue(label: "CloudDocument.conflictChecks")
-    /// Where scheduled checks run (they then wait for `conflictChecks`).
+    /// Where scheduled checks run (they then wait for `conflictChecks`). Process-wide, like it.
     nonisolated static let conflictCheckWork = DispatchQueue(label: "CloudDocument.conflictCheckWork")
 }

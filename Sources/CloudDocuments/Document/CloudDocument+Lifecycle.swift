@@ -81,7 +81,7 @@ extension CloudDocument {
                     }
                 }
                 try read(readURL, with: request)
-                Coordinator.addFilePresenter(self)
+                registerAsPresenter()
             }
         } catch {
             endProgress(request.progress.value)
@@ -216,8 +216,7 @@ extension CloudDocument {
                 }
                 try read(readURL, with: request)
                 if let old = oldURL.value, old.standardizedFileURL != readURL.standardizedFileURL {
-                    Coordinator.removeFilePresenter(self)
-                    Coordinator.addFilePresenter(self)
+                    reregisterAsPresenter()
                 }
             }
             endProgress(request.progress.value)

@@ -30,7 +30,7 @@ extension CloudDocument {
     /// it made has been announced.
     ///
     /// - Throws: ``DocumentError/documentAlreadyOpen``; ``DocumentError/fileNotFound(_:)``;
-    ///   ``DocumentError/notReadable(_:underlying:)`` (cannot be read, or neither a file nor a
+    ///   ``DocumentError/notReadable(_:underlying:errno:)`` (cannot be read, or neither a file nor a
     ///   folder); ``DocumentError/couldNotLoad(_:underlying:)`` when `load` throws; a
     ///   ``CoordinationError``. On failure the state stays ``DocumentState/closed``, the file is
     ///   untouched, the document is not registered as a presenter, and (except for

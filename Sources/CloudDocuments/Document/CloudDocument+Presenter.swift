@@ -63,7 +63,7 @@ extension CloudDocument {
                 completionHandler(error)
             }
         }
-        if Coordinator.isLendingLocks(to: self) {
+        if runtime.isLendingLocks(to: self) {
             // A reader of this process holds its lock and waits for this answer, lending us the
             // lock: the save must not wait in line behind another save of ours that may be
             // waiting for that very lock (a save asked by another process, say). It joins the

@@ -81,6 +81,7 @@ extension CloudDocument {
     /// from the document's file-access threads only (never while holding a lock the main actor
     /// may need). The main thread must be running its queue (async `main`, a run loop, an app).
     nonisolated func onMainActor<T, E: Error>(_ body: @MainActor () throws(E) -> T) throws(E) -> T {
+        storage.assertNotHeld("waiting for the main actor, whose hooks take the document's storage lock")
         let outcome = HopBox<Swift.Result<T, E>?>(nil)
         withoutActuallyEscaping(body) { body in
             let run = {
@@ -99,18 +100,14 @@ extension CloudDocument {
     /// autosave and revert run there, one after another).
     @inline(__always)
     nonisolated func assertOnLifecycleQueue() {
-        #if DEBUG
-        dispatchPrecondition(condition: .onQueue(lifecycleQueue))
-        #endif
+        ThreadAssertions.assertOnQueue(lifecycleQueue)
     }
 
     /// Checks, in debug builds, that the caller is off the main thread: work that waits for the
     /// main actor (a save's snapshot, a load) would wait for itself there.
     @inline(__always)
     nonisolated func assertNotOnMainThread() {
-        #if DEBUG
-        dispatchPrecondition(condition: .notOnQueue(.main))
-        #endif
+        ThreadAssertions.assertNotOnMainQueue()
     }
 
     // MARK: Lifecycle serialization
@@ -219,7 +216,7 @@ extension CloudDocument {
         if let awaitingUser { userInteractionNoLongerPermitted(forError: awaitingUser) }
         guard wasOpen else { return }
         timer?.cancel()
-        Coordinator.removeFilePresenter(self)
+        unregisterAsPresenter()
         if wasDisabled { enableEditing() }
     }
 
@@ -256,13 +253,31 @@ extension CloudDocument {
         }
     }
 
-    // MARK: Coordinators
+    // MARK: Coordinators and registration (in the document's runtime)
 
-    /// A coordinator acting for this document, with ``coordinationTimeout``.
+    /// A coordinator acting for this document, in its runtime, with ``coordinationTimeout``.
     nonisolated func makeCoordinator() -> Coordinator {
-        let coordinator = Coordinator(filePresenter: self)
+        let coordinator = Coordinator(filePresenter: self, runtime: runtime)
         if let timeout = coordinationTimeout { coordinator.timeout = timeout }
         return coordinator
+    }
+
+    /// Registers the document as the presenter of its file with its runtime's coordinators.
+    nonisolated func registerAsPresenter() {
+        runtime.addFilePresenter(self)
+    }
+
+    /// Unregisters the document from its runtime (nothing happens when it is not registered).
+    nonisolated func unregisterAsPresenter() {
+        runtime.removeFilePresenter(self)
+    }
+
+    /// Registers the document again under its current URL (after a save to another URL, a
+    /// revert that read another one): the registry reads `presentedItemURL` when a presenter is
+    /// added.
+    nonisolated func reregisterAsPresenter() {
+        runtime.removeFilePresenter(self)
+        runtime.addFilePresenter(self)
     }
 }
 

@@ -92,6 +92,10 @@ open class CloudDocument: FilePresenter {
     /// or `nil` for the standard one. The document's own version calls run on its queues, which do
     /// not inherit task-local values, so they bind it again (`withVersionStore`).
     nonisolated let versionStoreOverride = VersionStore.override
+    /// The coordination runtime the document coordinates in and registers with as the presenter
+    /// of its file: the process's (`CoordinationRuntime.process`, what `Coordinator(filePresenter:)`
+    /// and `Coordinator.addFilePresenter` use) unless made with `init(fileURL:runtime:)`.
+    nonisolated let runtime: CoordinationRuntime
 
     /// The size from which loading and saving publish a `Progress` and the state
     /// ``DocumentState/progressAvailable``: 1 MiB. Each document copies it at creation; tests
@@ -113,16 +117,35 @@ open class CloudDocument: FilePresenter {
     /// ``open()``. Any thread.
     nonisolated public init(fileURL: URL) {
         let undoManager = DocumentUndoManager()
+        runtime = .process
         storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
-        let name = fileURL.lastPathComponent
-        // Every queue runs on its own serial dispatch queue rather than on the global pool: the
-        // document's background work blocks (waiting for coordination locks, for the disk), and
-        // work queued behind blocked global threads can wait a long time for libdispatch to add a
-        // thread (about a second on a 2-CPU machine). Private serial queues always get a thread.
-        (presentedItemOperationQueue, documentDispatchQueue) = Self.serialQueue(named: "CloudDocument \(name)", DocumentOperationQueue())
-        lifecycleQueue = DispatchQueue(label: "CloudDocument.lifecycle \(name)")
-        presenterSaveQueue = DispatchQueue(label: "CloudDocument.presenterSave \(name)")
+        (presentedItemOperationQueue, documentDispatchQueue, lifecycleQueue, presenterSaveQueue) = Self.queues(for: fileURL)
         wire(undoManager)
+    }
+
+    /// Creates a closed document that coordinates in `runtime` instead of the process's (tests: a
+    /// runtime with its own lock directory and presenters). Any thread.
+    nonisolated package init(fileURL: URL, runtime: CoordinationRuntime) {
+        let undoManager = DocumentUndoManager()
+        self.runtime = runtime
+        storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
+        (presentedItemOperationQueue, documentDispatchQueue, lifecycleQueue, presenterSaveQueue) = Self.queues(for: fileURL)
+        wire(undoManager)
+    }
+
+    /// The document's queues: the presenter queue (and the dispatch queue under it), the lifecycle
+    /// queue and the presenter-save queue.
+    ///
+    /// Every queue runs on its own serial dispatch queue rather than on the global pool: the
+    /// document's background work blocks (waiting for coordination locks, for the disk), and
+    /// work queued behind blocked global threads can wait a long time for libdispatch to add a
+    /// thread (about a second on a 2-CPU machine). Private serial queues always get a thread.
+    nonisolated private static func queues(for fileURL: URL)
+        -> (presenter: OperationQueue, presenterDispatch: DispatchQueue, lifecycle: DispatchQueue, presenterSave: DispatchQueue) {
+        let name = fileURL.lastPathComponent
+        let (presenter, presenterDispatch) = serialQueue(named: "CloudDocument \(name)", DocumentOperationQueue())
+        return (presenter, presenterDispatch, DispatchQueue(label: "CloudDocument.lifecycle \(name)"),
+                DispatchQueue(label: "CloudDocument.presenterSave \(name)"))
     }
 
     /// A serial `OperationQueue` on a dispatch queue of its own. Both are returned because
@@ -139,7 +162,7 @@ open class CloudDocument: FilePresenter {
         let (task, streams) = storage.withLock { ($0.autosaveTask, Array($0.streams.values)) }
         task?.cancel()
         for stream in streams { stream.finish() }
-        Coordinator.removeFilePresenter(self)
+        runtime.removeFilePresenter(self)
     }
 
     // MARK: Identity
@@ -349,7 +372,7 @@ open class CloudDocument: FilePresenter {
     /// (in part, a custom format, a stream); deliver what you read with
     /// ``loadOnMainActor(_:ofType:)`` (or call `super.read(from:)`).
     ///
-    /// - Throws: ``DocumentError/fileNotFound(_:)``, ``DocumentError/notReadable(_:underlying:)``,
+    /// - Throws: ``DocumentError/fileNotFound(_:)``, ``DocumentError/notReadable(_:underlying:errno:)``,
     ///   ``DocumentError/couldNotLoad(_:underlying:)``; what an override throws. The open or
     ///   revert then fails with that error.
     nonisolated open func read(from url: URL) throws {

@@ -26,7 +26,7 @@ package enum DocumentReader {
     ///   - largeFile: Called once, before reading a regular file, with its size; may return a
     ///     function to call with the number of bytes read so far after each chunk.
     /// - Throws: ``DocumentError/fileNotFound(_:)`` when nothing is at `url`;
-    ///   ``DocumentError/notReadable(_:underlying:)`` when it cannot be opened or read, or is
+    ///   ``DocumentError/notReadable(_:underlying:errno:)`` when it cannot be opened or read, or is
     ///   neither a regular file nor a folder; what ``FilePackage/read(from:)`` throws for folders.
     static func read(at url: URL, documentURL: URL,
                      largeFile: (Int64) -> ((Int64) -> Void)?) throws(DocumentError) -> (DocumentContents, DiskIdentity) {
@@ -36,7 +36,7 @@ package enum DocumentReader {
         guard PathBytes.withCString(path, { stat($0, &info) }) == 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw .fileNotFound(documentURL) }
-            throw .notReadable(documentURL, underlying: "stat failed: \(Errno(rawValue: code))")
+            throw .notReadable(documentURL, underlying: "stat failed: \(Errno(rawValue: code))", errno: Errno(rawValue: code))
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
@@ -56,7 +56,7 @@ package enum DocumentReader {
     /// programs of this package that read a file outside a document (`CoordinatedFileEdit`).
     /// Errors name `name`. Synchronous and blocking; any thread.
     ///
-    /// - Throws: ``DocumentError/fileNotFound(_:)``, or ``DocumentError/notReadable(_:underlying:)``
+    /// - Throws: ``DocumentError/fileNotFound(_:)``, or ``DocumentError/notReadable(_:underlying:errno:)``
     ///   for an item that is not a regular file, is over the read limits or cannot be read.
     package static func regularFileContents(at url: URL, naming name: URL) throws(DocumentError) -> Data {
         let (contents, _) = try readFile(PathBytes.path(of: url), documentURL: name, largeFile: { _ in nil })
@@ -74,12 +74,13 @@ package enum DocumentReader {
         case .success(let value): descriptor = value
         case .failure(let error):
             if error == .noSuchFileOrDirectory || error == .notDirectory { throw .fileNotFound(documentURL) }
-            throw .notReadable(documentURL, underlying: "open failed: \(error)")
+            throw .notReadable(documentURL, underlying: "open failed: \(error)", errno: error)
         }
         defer { _ = Glibc.close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            throw .notReadable(documentURL, underlying: "fstat failed: \(Errno.current)")
+            let failure = Errno.current
+            throw .notReadable(documentURL, underlying: "fstat failed: \(failure)", errno: failure)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .notReadable(documentURL, underlying: "it is \(kindName(info.st_mode)), not a regular file")
@@ -87,12 +88,12 @@ package enum DocumentReader {
         if let refusal = ReadLimits.refusal(forSize: Int64(info.st_size)) { throw .notReadable(documentURL, underlying: refusal) }
         let expected = Int(info.st_size)
         let report = largeFile(Int64(expected))
-        do {
+        do throws(Errno) {
             let data = try readToEnd(descriptor, sizeHint: expected, chunkSize: chunkSize,
                                      progress: report.map { report in { report(Int64($0)) } })
             return (.data(data), DiskIdentity(info))
         } catch {
-            throw .notReadable(documentURL, underlying: "read failed: \(error)")
+            throw .notReadable(documentURL, underlying: "read failed: \(error)", errno: error)
         }
     }
 

@@ -11,11 +11,16 @@ import SystemSupport
 /// ``couldNotLoad(_:underlying:)`` is `any Error` and is itself Sendable; it is kept as is (not
 /// flattened to a string) so callers can inspect it with `as?`. A value type: may be created,
 /// thrown and read on any thread.
-public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConvertible {
+///
+/// ``errno`` gives the system error number behind a case as an `Errno` (`.noSpace`,
+/// `.readOnlyFileSystem`, …) and ``underlyingError`` the error kept by
+/// ``couldNotLoad(_:underlying:)``, so `error.underlyingErrno` answers through a document.
+public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConvertible, UnderlyingErrorCarrying {
     /// There is no file at the URL (it was never created, or was moved or deleted).
     case fileNotFound(URL)
-    /// The file exists but could not be read; `underlying` describes the system error.
-    case notReadable(URL, underlying: String)
+    /// The file exists but could not be read; `underlying` describes the system error, and
+    /// `errno` is its number when there is one.
+    case notReadable(URL, underlying: String, errno: Errno? = nil)
     /// The file was read but the document's `load(fromContents:ofType:)` threw `underlying`.
     case couldNotLoad(URL, underlying: any Error)
     /// A save with ``SaveOperation/forCreating`` found a file already at the URL; that file was left
@@ -25,14 +30,14 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     /// failed; `errno` is the system error number when there is one. Unless the reason says
     /// otherwise, the original file was left untouched.
     case saveFailed(URL, reason: String, errno: Int32?)
-    /// The disk (or the user's quota) is full: `ENOSPC` or `EDQUOT`. The original file, if any, was
-    /// left untouched.
-    case diskFull(URL)
+    /// The disk (or the user's quota) is full: `errno` is `ENOSPC` (``Errno/noSpace``) or
+    /// `EDQUOT` (``Errno/diskQuotaExceeded``). The original file, if any, was left untouched.
+    case diskFull(URL, errno: Errno = .noSpace)
     /// The folder that should contain the file does not exist (any more). The URL is the folder's.
     case folderMissing(URL)
-    /// The file or its folder cannot be written: read-only file system (`EROFS`) or permission
-    /// denied (`EACCES`, `EPERM`).
-    case notWritable(URL)
+    /// The file or its folder cannot be written: `errno` is the reason when known — read-only file
+    /// system (`EROFS`) or permission denied (`EACCES`, `EPERM`).
+    case notWritable(URL, errno: Errno? = nil)
     /// The document is closed: open it before reading, editing or saving it.
     case documentClosed
     /// `open` was called on a document that is already open.
@@ -65,7 +70,7 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         switch self {
         case .fileNotFound(let url):
             return "The file “\(url.path)” does not exist."
-        case .notReadable(let url, let underlying):
+        case .notReadable(let url, let underlying, _):
             return "The file “\(url.path)” could not be read: \(underlying)."
         case .couldNotLoad(let url, let underlying):
             return "The document “\(url.lastPathComponent)” could not be loaded: \(Self.reason(underlying))"
@@ -74,11 +79,11 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         case .saveFailed(let url, let reason, let code):
             let system = code.map { " (\(Self.describe(errno: $0)))" } ?? ""
             return "The document “\(url.lastPathComponent)” could not be saved: \(reason)\(system)."
-        case .diskFull(let url):
+        case .diskFull(let url, _):
             return "There is not enough space on the disk to save “\(url.lastPathComponent)”; nothing on disk was changed (an existing file keeps its previous version)."
         case .folderMissing(let url):
             return "The folder “\(url.path)” does not exist."
-        case .notWritable(let url):
+        case .notWritable(let url, _):
             return "“\(url.path)” cannot be written: the disk is read-only or you do not have permission."
         case .documentClosed:
             return "The document is closed."
@@ -133,6 +138,30 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         case .contentsInvalid:
             return "Fix or replace the file's contents, or restore an earlier version."
         }
+    }
+
+    /// The system error number behind the failure, when there is one: the `errno` of
+    /// ``saveFailed(_:reason:errno:)``, ``diskFull(_:errno:)``, ``notWritable(_:errno:)`` and
+    /// ``notReadable(_:underlying:errno:)``; ``Errno/noSuchFileOrDirectory`` for
+    /// ``fileNotFound(_:)`` and ``folderMissing(_:)``; ``Errno/fileExists`` for
+    /// ``alreadyExists(_:)``; the number of an `Errno` or system error that
+    /// ``couldNotLoad(_:underlying:)`` keeps. `nil` otherwise.
+    public var errno: Errno? {
+        switch self {
+        case .saveFailed(_, _, let code): return code.map { Errno(rawValue: $0) }
+        case .diskFull(_, let number): return number
+        case .notWritable(_, let number), .notReadable(_, _, let number): return number
+        case .fileNotFound, .folderMissing: return .noSuchFileOrDirectory
+        case .alreadyExists: return .fileExists
+        case .couldNotLoad(_, let underlying): return underlying.underlyingErrno
+        default: return nil
+        }
+    }
+
+    /// The error ``couldNotLoad(_:underlying:)`` keeps; `nil` for the other cases.
+    public var underlyingError: (any Error)? {
+        if case .couldNotLoad(_, let underlying) = self { return underlying }
+        return nil
     }
 
     /// The system's message for an error number, followed by the number, e.g.

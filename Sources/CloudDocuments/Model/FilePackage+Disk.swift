@@ -12,7 +12,7 @@ extension FilePackage {
     /// folders are accepted. Files are read whole.
     ///
     /// - Throws: ``DocumentError/fileNotFound(_:)`` if nothing is at the URL (or an item vanished
-    ///   while reading); ``DocumentError/notReadable(_:underlying:)`` if it is not a folder or an
+    ///   while reading); ``DocumentError/notReadable(_:underlying:errno:)`` if it is not a folder or an
     ///   item cannot be read (permissions, I/O error); ``DocumentError/unsupportedPackageEntry(_:kind:)``
     ///   for a symbolic link, device, socket or FIFO inside;
     ///   ``DocumentError/invalidPackageEntryName(_:)`` for a name that is not valid UTF-8;
@@ -106,8 +106,8 @@ extension FilePackage {
     /// package safely use ``SafeSave/writePackage(_:to:creating:progress:)``.
     ///
     /// - Throws: ``DocumentError/alreadyExists(_:)`` if anything is at the URL;
-    ///   ``DocumentError/folderMissing(_:)``, ``DocumentError/diskFull(_:)``,
-    ///   ``DocumentError/notWritable(_:)`` or ``DocumentError/saveFailed(_:reason:errno:)``
+    ///   ``DocumentError/folderMissing(_:)``, ``DocumentError/diskFull(_:errno:)``,
+    ///   ``DocumentError/notWritable(_:errno:)`` or ``DocumentError/saveFailed(_:reason:errno:)``
     ///   otherwise. On failure, whatever was created is removed.
     ///
     /// Threading: synchronous and blocking; any thread.

@@ -42,8 +42,8 @@ public enum SafeSave {
     ///   - progress: Called on the calling thread after each chunk with the number of bytes written
     ///     so far (at most ``chunkSize`` apart; not called for empty data).
     /// - Throws: ``DocumentError/alreadyExists(_:)`` (creating, and something is at `url`),
-    ///   ``DocumentError/diskFull(_:)``, ``DocumentError/folderMissing(_:)``,
-    ///   ``DocumentError/notWritable(_:)``, or ``DocumentError/saveFailed(_:reason:errno:)``. In all
+    ///   ``DocumentError/diskFull(_:errno:)``, ``DocumentError/folderMissing(_:)``,
+    ///   ``DocumentError/notWritable(_:errno:)``, or ``DocumentError/saveFailed(_:reason:errno:)``. In all
     ///   these cases the original is untouched and no temporary file is left, except for the
     ///   `saveFailed` whose reason says the new contents are in place but the folder could not be
     ///   flushed (the rename happened; a power loss could still bring the old file back) or the

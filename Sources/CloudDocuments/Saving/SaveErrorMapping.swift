@@ -11,9 +11,9 @@ extension DocumentError {
     static func forSave(_ error: SystemCallError, target: URL, folder: String) -> DocumentError {
         switch error.code {
         case ENOSPC, EDQUOT:
-            return .diskFull(target)
+            return .diskFull(target, errno: error.errno)
         case EROFS, EACCES, EPERM:
-            return .notWritable(target)
+            return .notWritable(target, errno: error.errno)
         case ENOENT, ENOTDIR:
             let folderInfo = (try? POSIX.status(folder)) ?? nil
             if folderInfo.map({ $0.st_mode & S_IFMT == S_IFDIR }) != true {
@@ -34,6 +34,6 @@ extension DocumentError {
     static func forRead(_ error: SystemCallError) -> DocumentError {
         let url = PathBytes.fileURL(error.path)
         if error.code == ENOENT { return .fileNotFound(url) }
-        return .notReadable(url, underlying: "\(error.call) failed: \(describe(errno: error.code))")
+        return .notReadable(url, underlying: "\(error.call) failed: \(describe(errno: error.code))", errno: error.errno)
     }
 }

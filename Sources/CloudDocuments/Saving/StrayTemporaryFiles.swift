@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import SystemSupport
@@ -85,14 +86,11 @@ enum StrayTemporaryFiles {
     static func openFolder(_ folder: String) -> Int32 {
         PathBytes.withCString(folder) { path in
             let flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC
-            let descriptor = open(path, flags | noAccessTime)
+            let descriptor = open(path, flags | CSHIM_O_NOATIME)
             if descriptor < 0 && errno == EPERM { return open(path, flags) }
             return descriptor
         }
     }
-
-    /// `O_NOATIME` (from `<fcntl.h>`; not exported by the Glibc module).
-    static let noAccessTime: Int32 = 0o1000000
 
     /// ``reclaim(besideTarget:inFolder:)`` as saves call it: always for a folder of at most
     /// ``largeFolderEntries`` entries (the scan costs little there), at most once per
@@ -216,7 +214,7 @@ enum StrayTemporaryFiles {
             var lock = flock()
             lock.l_type = Int16(F_RDLCK)
             lock.l_whence = Int16(SEEK_SET)
-            guard fcntl(fd, ofdSetLock, &lock) == 0 else { return false }
+            guard fcntl(fd, CSHIM_F_OFD_SETLK, &lock) == 0 else { return false }
             isFolder = false
         case S_IFDIR:
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
@@ -231,8 +229,4 @@ enum StrayTemporaryFiles {
         if !isFolder { return unlinkat(directory, cName, 0) == 0 }
         return POSIX.removeTree((folder == "/" ? "" : folder) + "/" + PathBytes.string(fromBytes: entry)) == nil
     }
-
-    /// `F_OFD_SETLK` and `F_OFD_SETLKW` (from `<fcntl.h>`; not exported by the Glibc module).
-    static let ofdSetLock: Int32 = 37
-    static let ofdSetLockWait: Int32 = 38
 }

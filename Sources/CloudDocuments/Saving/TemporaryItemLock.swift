@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import Synchronization
@@ -75,24 +76,22 @@ extension StrayTemporaryFiles {
     /// Takes the writer's lock, waiting for a reclaimer that holds its lock (for the instant of a
     /// removal). A file system that does not support the lock is not an error: the item is then
     /// written unlocked, and reclaimers, unable to lock it either, leave it alone.
+    /// A signal arriving meanwhile (EINTR) does not end the wait: it is taken again.
     private static func lockForWriting(_ fd: Int32, path: String, kind: Kind) throws(SystemCallError) {
-        while true {
-            let result: Int32
-            switch kind {
-            case .file:
-                var lock = flock()
-                lock.l_type = Int16(F_WRLCK)
-                lock.l_whence = Int16(SEEK_SET)
-                result = fcntl(fd, ofdSetLockWait, &lock)
-            case .folder:
-                result = flock(fd, LOCK_EX)
-            }
-            if result == 0 { return }
-            switch errno {
-            case EINTR: continue
-            case EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS, EBADF: return
-            default: throw SystemCallError(call: kind == .file ? "fcntl(F_OFD_SETLKW)" : "flock", path: path, code: errno)
-            }
+        let result: Result<Int32, Errno>
+        switch kind {
+        case .file:
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            result = valueOrErrno { fcntl(fd, CSHIM_F_OFD_SETLKW, &lock) }
+        case .folder:
+            result = valueOrErrno { flock(fd, LOCK_EX) }
+        }
+        guard case .failure(let error) = result else { return }
+        switch error.rawValue {
+        case EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS, EBADF: return
+        default: throw SystemCallError(call: kind == .file ? "fcntl(F_OFD_SETLKW)" : "flock", path: path, errno: error)
         }
     }
 
@@ -106,9 +105,10 @@ extension StrayTemporaryFiles {
     private static func statusIfStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> stat? {
         var opened = stat(), named = stat()
         if fstat(fd, &opened) != 0 { throw SystemCallError(call: "fstat", path: path, code: errno) }
-        if PathBytes.withCString(path, { lstat($0, &named) }) != 0 {
-            if errno == ENOENT { return nil }
-            throw SystemCallError(call: "lstat", path: path, code: errno)
+        switch PathBytes.withCString(path, { cPath in valueOrErrno { lstat(cPath, &named) } }) {
+        case .success: break
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): throw SystemCallError(call: "lstat", path: path, errno: error)
         }
         return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino ? opened : nil
     }

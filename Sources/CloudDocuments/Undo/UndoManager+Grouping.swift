@@ -36,13 +36,17 @@ extension UndoManager {
     }
 
     /// The open groups that ``endUndoGrouping()`` must leave: the recording group while an undo
-    /// or redo runs. Call with the lock held.
-    var minimumOpenGroups: Int { undoing || redoing ? 1 : 0 }
+    /// or redo runs. Call with the lock held (asserted).
+    var minimumOpenGroups: Int {
+        assertLockHeld()
+        return undoing || redoing ? 1 : 0
+    }
 
     /// Whether an automatic group whose turn has ended is now alone at the top and can close.
-    /// Call with the lock held.
+    /// Call with the lock held (asserted).
     var automaticCloseIsDue: Bool {
-        automaticClosePending && !undoing && !redoing
+        assertLockHeld()
+        return automaticClosePending && !undoing && !redoing
             && openGroups.count == 1 && openGroups[0].automaticGeneration != nil
     }
 

@@ -35,6 +35,7 @@ extension UndoManager {
         }
         guard let taken else { return }
 
+        assertLockNotHeld("handlers may register undo actions")
         taken.group.perform()
 
         let closeAutomaticGroup: Bool = locked {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemSupport
 
 /// A general-purpose recorder of operations for undo and redo: Apple's `UndoManager`, which the
@@ -78,6 +79,11 @@ open class UndoManager: NSObject, @unchecked Sendable {
     /// still open, or an undo was running): it is closed as soon as it can be.
     var automaticClosePending = false
     private var changeHandler: (@Sendable (ChangeKind) -> Void)?
+    #if DEBUG
+    /// The thread holding `lock` (its `pthread_t`; 0: none), for `assertLockHeld` /
+    /// `assertLockNotHeld`. Debug builds only.
+    private let lockHolder = Atomic<UInt>(0)
+    #endif
 
     /// Creates an empty undo manager: nothing to undo or redo, registration enabled, unlimited
     /// levels, ``groupsByEvent`` `false`. Any thread.
@@ -86,9 +92,33 @@ open class UndoManager: NSObject, @unchecked Sendable {
     }
 
     func locked<Result>(_ body: () -> Result) -> Result {
+        assertLockNotHeld("the lock is not recursive")
         lock.lock()
         defer { lock.unlock() }
+        #if DEBUG
+        lockHolder.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { lockHolder.store(0, ordering: .relaxed) }  // runs before the unlock above
+        #endif
         return body()
+    }
+
+    /// Asserts, in debug builds, that the caller holds the manager's lock (runs inside `locked`).
+    @inline(__always)
+    func assertLockHeld(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        assert(lockHolder.load(ordering: .relaxed) == UInt(pthread_self()), "must be called with the undo manager's lock held",
+               file: file, line: line)
+        #endif
+    }
+
+    /// Asserts, in debug builds, that the caller does not hold the manager's lock: handlers,
+    /// observers and the change callback are never called with it held.
+    @inline(__always)
+    func assertLockNotHeld(_ why: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        assert(lockHolder.load(ordering: .relaxed) != UInt(pthread_self()),
+               "must not be called with the undo manager's lock held: \(why())", file: file, line: line)
+        #endif
     }
 
     /// Called with each change to report to the document's change count (see "Change counting").
@@ -103,12 +133,14 @@ open class UndoManager: NSObject, @unchecked Sendable {
     }
 
     func post(_ name: Notification.Name) {
+        assertLockNotHeld("observers may call the manager")
         NotificationCenter.default.post(name: name, object: self)
     }
 
     /// Appends a group to a stack, dropping the oldest groups beyond ``levelsOfUndo``.
-    /// Call with the lock held.
+    /// Call with the lock held (asserted).
     func push(_ group: UndoGroup, onto stack: inout [UndoGroup]) {
+        assertLockHeld()
         stack.append(group)
         if levels > 0 && stack.count > levels { stack.removeFirst(stack.count - levels) }
     }

@@ -102,7 +102,7 @@ extension FileVersion {
                     do throws(FileVersionError) { try removeCopy(at: version.url) } catch { failure = error }
                 }
             } catch {
-                throw .coordinationFailed(version.url, description: String(describing: error))
+                throw .coordinationFailed(version.url, underlying: CoordinationError(thrownByCoordinating: error))
             }
             if let failure {
                 if case .versionNotFound = failure { continue }

@@ -15,7 +15,7 @@ extension FileVersion {
     /// that joins the access the calling thread runs in, or a new one: see
     /// ``coordinator(forItemAt:given:)``), passing the URL the coordinator hands out (the item's
     /// place if it moved while we waited). Coordination failures become
-    /// ``FileVersionError/coordinationFailed(_:description:)``.
+    /// ``FileVersionError/coordinationFailed(_:underlying:)``.
     ///
     /// When `body` succeeds, the version messages `announce` returns for its result are sent to
     /// every presenter of the item in this process (the coordinator's own included), still inside
@@ -54,13 +54,13 @@ extension FileVersion {
                 do {
                     try inner.coordinate(writingItemAt: other.url, options: other.options) { _ in accessor(actualURL) }
                 } catch {
-                    outcome = .failure(.coordinationFailed(other.url, description: String(describing: error)))
+                    outcome = .failure(.coordinationFailed(other.url, underlying: CoordinationError(thrownByCoordinating: error)))
                 }
             }
         } catch {
-            throw .coordinationFailed(url, description: String(describing: error))
+            throw .coordinationFailed(url, underlying: CoordinationError(thrownByCoordinating: error))
         }
-        guard let outcome else { throw .coordinationFailed(url, description: "the accessor did not run") }
+        guard let outcome else { throw .coordinationFailed(url, underlying: .invalidRequest("the accessor did not run")) }
         return try outcome.get()
     }
 

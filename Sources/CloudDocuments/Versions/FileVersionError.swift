@@ -2,7 +2,11 @@ import Foundation
 import SystemSupport
 
 /// Why a ``FileVersion`` operation failed. Every case names the item or version it is about.
-public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// ``errno`` gives the system error number of ``storeFailed(path:call:errno:)`` as an `Errno`, and
+/// ``underlyingError`` the `CoordinationError` of ``coordinationFailed(_:underlying:)``, so
+/// `error.underlyingErrno` and `error.isCoordinationTimeout` answer through a version operation.
+public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertible, UnderlyingErrorCarrying {
     /// Nothing exists at the item's URL (or its folder is missing).
     case itemNotFound(URL)
     /// The item is neither a regular file nor a folder (a device, a socket, …): it has no versions.
@@ -15,8 +19,8 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The version was removed (by this or another process) since this object was made.
     case versionNotFound(URL)
     /// The coordinated write around the change failed (timed out, cancelled, would deadlock, a
-    /// presenter refused). `description` is the coordination error's text. Nothing was changed.
-    case coordinationFailed(URL, description: String)
+    /// presenter refused); `underlying` is the coordination's error. Nothing was changed.
+    case coordinationFailed(URL, underlying: CoordinationError)
     /// A system call on the version store or the item failed: `call` and `errno` tell which and
     /// why. The store is left as it was before the operation (no half version is ever visible).
     case storeFailed(path: String, call: String, errno: Int32)
@@ -29,11 +33,25 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
         case .contentsNotFound(let url): return "The contents for the new version at “\(url.path)” cannot be read."
         case .isCurrentVersion(let url): return "This is the current version of “\(url.path)”; it cannot be removed."
         case .versionNotFound(let url): return "The version at “\(url.path)” no longer exists."
-        case .coordinationFailed(let url, let text): return "Could not coordinate writing “\(url.path)”: \(text)"
+        case .coordinationFailed(let url, let underlying):
+            return "Could not coordinate writing “\(url.path)”: \(underlying.description)"
         case .storeFailed(let path, let call, let code):
             // `strerror_r` through `Errno` (`strerror` is not thread-safe).
             return "\(call) on “\(path)” failed: \(Errno(rawValue: code).message) (errno \(code))."
         }
+    }
+
+    /// The system error number of ``storeFailed(path:call:errno:)``; `nil` for the other cases
+    /// (``coordinationFailed(_:underlying:)``'s is its underlying error's).
+    public var errno: Errno? {
+        if case .storeFailed(_, _, let code) = self { return Errno(rawValue: code) }
+        return nil
+    }
+
+    /// The coordination's error of ``coordinationFailed(_:underlying:)``; `nil` for the other cases.
+    public var underlyingError: (any Error)? {
+        if case .coordinationFailed(_, let underlying) = self { return underlying }
+        return nil
     }
 
     init(_ error: SystemCallError) {

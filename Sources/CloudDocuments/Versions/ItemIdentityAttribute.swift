@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import SystemSupport
@@ -8,34 +9,17 @@ import SystemSupport
 /// A save that replaces the file by a new one drops it; the store then finds the item by its last
 /// known path (see ``VersionStore/itemID(for:creating:)``).
 ///
-/// The Glibc module does not import `<sys/xattr.h>`; the calls are looked up once with `dlsym`.
-/// Any thread.
+/// The calls are glibc's `getxattr`/`setxattr` (declared by `<sys/xattr.h>`, which the Glibc
+/// module leaves out; CSystemShim imports it). Any thread.
 enum ItemIdentityAttribute {
     static let name = "user.clouddocuments.id"
-
-    private typealias GetAttribute = @convention(c) (
-        UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int
-    ) -> Int
-    private typealias SetAttribute = @convention(c) (
-        UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32
-    ) -> Int32
-
-    private static let getFunction: GetAttribute? = {
-        guard let symbol = dlsym(nil, "getxattr") else { return nil }
-        return unsafeBitCast(symbol, to: GetAttribute.self)
-    }()
-    private static let setFunction: SetAttribute? = {
-        guard let symbol = dlsym(nil, "setxattr") else { return nil }
-        return unsafeBitCast(symbol, to: SetAttribute.self)
-    }()
 
     /// The identity stored on the item at `path` (following a final symbolic link), or `nil` when
     /// it has none, the file system has no user attributes, or the value is not a UUID.
     static func read(_ path: String) -> String? {
-        guard let getFunction else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = PathBytes.withCString(path) { cPath in
-            buffer.withUnsafeMutableBytes { raw in getFunction(cPath, name, raw.baseAddress, raw.count) }
+            buffer.withUnsafeMutableBytes { raw in getxattr(cPath, name, raw.baseAddress, raw.count) }
         }
         guard count > 0, count <= buffer.count else { return nil }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
@@ -46,10 +30,9 @@ enum ItemIdentityAttribute {
     /// system refuses user attributes; the store then relies on the item's path alone.
     @discardableResult
     static func write(_ id: String, to path: String) -> Bool {
-        guard let setFunction else { return false }
         let bytes = Array(id.utf8)
         let result = PathBytes.withCString(path) { cPath in
-            bytes.withUnsafeBytes { raw in setFunction(cPath, name, raw.baseAddress, raw.count, 0) }
+            bytes.withUnsafeBytes { raw in setxattr(cPath, name, raw.baseAddress, raw.count, 0) }
         }
         return result == 0
     }

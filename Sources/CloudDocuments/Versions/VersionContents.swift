@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import SystemSupport
@@ -161,10 +162,10 @@ extension VersionContents {
             defer { _ = Glibc.close(input.rawValue) }
             let output = try POSIX.open(destination, O_WRONLY | O_TRUNC | O_NOFOLLOW)
             defer { _ = Glibc.close(output.rawValue) }
-            if Glibc.ioctl(output.rawValue, fileClone, input.rawValue) == 0 { return }
+            if cshim_ficlone(output.rawValue, input.rawValue) == 0 { return }
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
-                let count = try valueOrErrno { buffer.withUnsafeMutableBytes { Glibc.read(input.rawValue, $0.baseAddress, $0.count) } }
+                let count = try buffer.withUnsafeMutableBytes { raw in valueOrErrno { Glibc.read(input.rawValue, raw.baseAddress, raw.count) } }
                     .get(call: "read", path: source)
                 if count == 0 { break }
                 var failure: SystemCallError?
@@ -175,12 +176,6 @@ extension VersionContents {
             }
         } catch { throw FileVersionError(error) }
     }
-}
-
-extension VersionContents {
-    /// `FICLONE` (`_IOW(0x94, 9, int)` from `<linux/fs.h>`): makes the destination share the
-    /// source's blocks; fails at once (`EOPNOTSUPP`, `EXDEV`, `EINVAL`) where that is not possible.
-    fileprivate static let fileClone: UInt = 0x4004_9409
 }
 
 extension VersionContents {

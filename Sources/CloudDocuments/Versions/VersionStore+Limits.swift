@@ -38,10 +38,11 @@ extension VersionStore {
 
     private func applyStoreByteLimit(keeping keptID: String) {
         let lockPath = root + "/store.lock"
-        let fd = PathBytes.withCString(lockPath) { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else { return }
+        guard case .success(let fd) = PathBytes.withCString(lockPath, { cPath in
+            valueOrErrno { open(cPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        }) else { return }
         defer { _ = close(fd) }
-        while flock(fd, LOCK_EX) != 0 { if errno != EINTR { return } }
+        guard case .success = valueOrErrno({ flock(fd, LOCK_EX) }) else { return }
         guard let items = try? POSIX.directoryEntries(itemsFolder).names.filter({ UUID(uuidString: $0) != nil })
         else { return }
         var total: Int64 = 0

@@ -3,7 +3,13 @@ import SystemSupport
 
 /// Why a coordinated access did not run. Thrown by every ``Coordinator`` call; when one is
 /// thrown, the accessor was **not** run and no lock is held.
-public enum CoordinationError: Error, Sendable, CustomStringConvertible, LocalizedError {
+///
+/// ``errno`` gives the system error number of ``lockFailed(path:errno:)`` and
+/// ``ioFailed(path:errno:)`` as an ``Errno``; ``underlyingError`` the presenter's error of
+/// ``presenterFailed(_:)``. Equatable: two `presenterFailed` are equal when their errors are of
+/// the same type and read the same in full.
+public enum CoordinationError: Error, Sendable, CustomStringConvertible, LocalizedError, Equatable,
+                               UnderlyingErrorCarrying {
     /// ``Coordinator/cancel()`` was called, or the awaiting `Task` was cancelled.
     case cancelled
     /// A wait (for a lock, or for a presenter's answer) lasted longer than ``Coordinator/timeout``.
@@ -53,4 +59,31 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     }
     /// The same text as ``description``.
     public var errorDescription: String? { description }
+
+    /// The system error number of ``lockFailed(path:errno:)`` and ``ioFailed(path:errno:)``;
+    /// `nil` for the other cases (see ``Swift/Error/underlyingErrno`` for a presenter's).
+    public var errno: Errno? {
+        switch self {
+        case .lockFailed(_, let code), .ioFailed(_, let code): return Errno(rawValue: code)
+        default: return nil
+        }
+    }
+
+    /// The presenter's error of ``presenterFailed(_:)``; `nil` for the other cases.
+    public var underlyingError: (any Error)? {
+        if case .presenterFailed(let error) = self { return error }
+        return nil
+    }
+
+    public static func == (lhs: CoordinationError, rhs: CoordinationError) -> Bool {
+        switch (lhs, rhs) {
+        case (.cancelled, .cancelled), (.timedOut, .timedOut): return true
+        case let (.wouldDeadlock(a), .wouldDeadlock(b)), let (.itemKeptMoving(a), .itemKeptMoving(b)): return a == b
+        case let (.presenterFailed(a), .presenterFailed(b)): return errorsAreEqual(a, b)
+        case let (.lockDirectoryUnusable(a, r), .lockDirectoryUnusable(b, s)): return a == b && r == s
+        case let (.lockFailed(a, x), .lockFailed(b, y)), let (.ioFailed(a, x), .ioFailed(b, y)): return a == b && x == y
+        case let (.invalidRequest(a), .invalidRequest(b)): return a == b
+        default: return false
+        }
+    }
 }

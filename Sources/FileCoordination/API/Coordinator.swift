@@ -138,15 +138,6 @@ public final class Coordinator: Sendable {
 
     // MARK: Presenter registry
 
-    /// True while a coordinator of this process that holds locks waits for `presenter`'s answer
-    /// and lends it those locks (`PresenterBorrowing`): a coordination the presenter makes now
-    /// joins them. A presenter that answers by coordinating must then not queue that coordination
-    /// behind one of its own that may wait for those very locks (CloudDocument runs such a save
-    /// at once, on a thread of its own).
-    package static func isLendingLocks(to presenter: any FilePresenter) -> Bool {
-        CoordinationRuntime.process.borrowing.owner(for: presenter) != nil
-    }
-
     /// Registers `presenter` with this process's coordinators (the default runtime). It is held
     /// weakly; remove it before it goes away. Register from inside a coordinated read so no
     /// change slips by unnoticed.

@@ -51,7 +51,7 @@ struct ResolvedAccess: Sendable {
 
     /// Resolves intents and inspects the items at once (when presenters are registered, or an
     /// option needs it) — for callers that hold no lock on them, such as a batch's `prepare`.
-    static func resolve(_ intents: [FileAccessIntent], runtime: CoordinationRuntime = .process) -> [ResolvedAccess] {
+    static func resolve(_ intents: [FileAccessIntent], runtime: CoordinationRuntime) -> [ResolvedAccess] {
         var accesses = resolveBeforeLocking(intents, runtime: runtime)
         for index in accesses.indices { accesses[index].inspect() }
         return accesses

@@ -16,19 +16,19 @@ import SystemSupport
 /// to go back to the bytes; never pass a canonical path to a C function directly.
 ///
 /// Resolving a parent costs a `realpath` (one `lstat` per component), so resolved parents are
-/// cached (`PathCaches`, one per `CoordinationRuntime`; the functions below use the process
-/// runtime's unless given one). The cache entries under a directory are dropped when that directory is
+/// cached (`PathCaches`, one per `CoordinationRuntime`; every function below is given its
+/// runtime's). The cache entries under a directory are dropped when that directory is
 /// moved or deleted through a coordinator (``invalidate(under:)``); a symbolic link *retargeted*
 /// by an uncoordinated program while this process runs is noticed only after the cache is
 /// dropped (see Docs/Coordination.md, "Limits").
 enum CanonicalPath {
     /// The canonical path for `url` (a file URL).
-    static func of(_ url: URL, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
+    static func of(_ url: URL, in caches: PathCaches) -> String {
         caches.encodedPaths.value(for: url.path(percentEncoded: true)) { of(path: PathBytes.path(of: url), in: caches) }
     }
 
     /// The canonical path for a path given as a lossless path string.
-    static func of(path rawPath: String, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
+    static func of(path rawPath: String, in caches: PathCaches) -> String {
         caches.paths.value(for: rawPath) {
             let normalized = withoutDots(rawPath)
             guard normalized != "/" else { return "/" }
@@ -40,14 +40,14 @@ enum CanonicalPath {
     }
 
     /// The item fully resolved, links included (for `.resolvesSymbolicLink`).
-    static func resolvingItem(_ url: URL, in caches: PathCaches = CoordinationRuntime.process.paths) -> String {
+    static func resolvingItem(_ url: URL, in caches: PathCaches) -> String {
         let path = withoutDots(PathBytes.path(of: url))
         if case .success(let resolved) = PathBytes.realPath(path) { return resolved }
         return of(path: path, in: caches)
     }
 
     /// Drops cached resolutions at or below `path` (a directory moved or deleted).
-    static func invalidate(under path: String, in caches: PathCaches = CoordinationRuntime.process.paths) {
+    static func invalidate(under path: String, in caches: PathCaches) {
         let prefix = path == "/" ? "/" : path + "/"
         let affected: (String) -> Bool = { $0 == path || $0.hasPrefix(prefix) }
         for cache in [caches.parents, caches.paths, caches.encodedPaths] {

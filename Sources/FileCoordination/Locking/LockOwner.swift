@@ -68,10 +68,12 @@ final class LockOwner: Sendable {
 
     private let state = Locked(State())
     /// Only used when two threads of one owner change the same holding at once (rare), so one
-    /// condition serves every owner: a broadcast wakes all such waiters, and each re-checks its
-    /// own owner's transition count.
-    private static let busyCondition = NSCondition()
-    private var busyCondition: NSCondition { Self.busyCondition }
+    /// condition serves every owner of the runtime (`LockTable.ownerTransitions`): a broadcast
+    /// wakes all such waiters, and each re-checks its own owner's transition count.
+    private var busyCondition: NSCondition { lockTable.ownerTransitions }
+    /// Process-wide on purpose (listed on `CoordinationRuntime`): `ThreadClaims` compares group
+    /// keys of owners of every runtime a thread coordinates in, so `.owner(id)` must be unique in
+    /// the process, not only in a runtime.
     private static let nextID = Atomic<Int>(0)
     private let id = LockOwner.nextID.add(1, ordering: .relaxed).newValue
 
@@ -86,13 +88,20 @@ final class LockOwner: Sendable {
 
     /// The table through which this owner creates missing lock files (its runtime's).
     let lockTable: LockTable
-    /// An owner creating lock files through `lockTable` (tests: the process runtime's by default).
-    init(lockTable: LockTable = CoordinationRuntime.process.lockTable) {
+    /// An owner of the runtime whose table is `lockTable`: it creates lock files through it.
+    init(lockTable: LockTable) {
         self.lockTable = lockTable
     }
 
     deinit {
         state.withLock { state in state.slots.forEachIdle { file, fd in file.checkin(fd) } }
+    }
+
+    /// Asserts, in debug builds, that the calling thread does not hold this owner's lock: kernel
+    /// calls and waits are made outside it (see **Threads** above).
+    @inline(__always)
+    func assertStateNotHeld(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        state.assertNotHeld(what() + " is made outside the lock owner's lock", file: file, line: line)
     }
 
     // MARK: Reuse between coordinators
@@ -309,8 +318,9 @@ final class LockOwner: Sendable {
     /// deadline or cancellation. The check and the sleep happen under `busyCondition`, and
     /// `finish` broadcasts under it, so no wake-up is lost.
     private func waitForTransition(after seen: Int, _ context: WaitContext) throws(CoordinationError) {
+        let condition = busyCondition
         let stopObserving = context.onCancel {
-            Self.busyCondition.lock(); Self.busyCondition.broadcast(); Self.busyCondition.unlock()
+            condition.lock(); condition.broadcast(); condition.unlock()
         }
         defer { stopObserving() }
         busyCondition.lock()

@@ -27,6 +27,7 @@ struct LockStepper {
             }
             try ThreadClaims.checkWaitIsSafe(
                 path: itemPath, exclusive: kind == .exclusive, subtree: subtree, group: owner.groupKey)
+            owner.assertStateNotHeld("a kernel lock wait")
             try OFDLock.acquireWaiting(kind, fd: fd, start: start, length: length,
                                        context: context, path: itemPath)
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Synchronization
 
@@ -15,6 +16,10 @@ final class LockTable: Sendable {
         var scheduler: ReclaimScheduler?
     }
     private let state = Locked(State())
+    /// Where this runtime's lock owners wait for another thread's kernel transition of the same
+    /// holding (`LockOwner.waitForTransition`). Rare, so one condition serves every owner of the
+    /// runtime; each waiter re-checks its own owner's transition count.
+    let ownerTransitions = NSCondition()
     private static let tableLimit = 4096
     /// After this many failed attempts in a row to create a lock file because a reclaimer removed
     /// an empty mirror folder in between, give up (it would take a reclaimer racing us each time).

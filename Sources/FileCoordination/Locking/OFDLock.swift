@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 
 /// Thin, honest wrappers over Linux open-file-description (OFD) locks: `fcntl` with
@@ -8,12 +9,10 @@ import Glibc
 /// descriptor never drops them, and the kernel drops them when the last descriptor of the
 /// description closes — including when the process is killed. Classic `F_SETLK` locks have none
 /// of these properties and are never used here.
+///
+/// The `fcntl` commands come from CSystemShim (`CSHIM_F_OFD_*`: the Glibc module declares them
+/// only with `_GNU_SOURCE`; the shim checks its values against glibc's when it is compiled).
 enum OFDLock {
-    // Linux values; Glibc does not export them to Swift.
-    static let getLock: Int32 = 36      // F_OFD_GETLK
-    static let setLock: Int32 = 37      // F_OFD_SETLK
-    static let setLockWait: Int32 = 38  // F_OFD_SETLKW
-
     enum Kind {
         case shared, exclusive, unlock
         var raw: Int16 {
@@ -46,7 +45,7 @@ enum OFDLock {
         request.l_start = start
         request.l_len = length
         request.l_pid = 0
-        if fcntl(fd, wait ? setLockWait : setLock, &request) == 0 { return .done }
+        if fcntl(fd, wait ? CSHIM_F_OFD_SETLKW : CSHIM_F_OFD_SETLK, &request) == 0 { return .done }
         let code = errno
         switch code {
         case EAGAIN, EACCES: return .wouldBlock
@@ -64,7 +63,7 @@ enum OFDLock {
         request.l_start = start
         request.l_len = length
         request.l_pid = 0
-        guard fcntl(fd, getLock, &request) == 0 else { return false }
+        guard fcntl(fd, CSHIM_F_OFD_GETLK, &request) == 0 else { return false }
         return request.l_type != Int16(F_UNLCK)
     }
 }

@@ -115,7 +115,7 @@ extension ChangeMonitor {
         let runtime = target.withLock { $0.runtime }
         if runtime?.packageExtensions.isPackage(path) == true { return }
         let start = state.withLock { state -> Bool in
-            guard state.stamps[path] != nil, state.inotify >= 0 else { return false }  // no longer presented
+            guard state.stamps[path] != nil, state.loop != nil else { return false }  // no longer presented
             state.treeRoots.insert(path)
             return state.treeFolders[path] == nil
         }
@@ -155,7 +155,7 @@ extension ChangeMonitor {
         if users > 0 {
             state.descriptorUsers[entry.descriptor] = users
         } else {
-            inotify_rm_watch(state.inotify, entry.descriptor)
+            state.loop?.removeWatch(entry.descriptor)
             state.descriptorUsers.removeValue(forKey: entry.descriptor)
             state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
         }
@@ -193,10 +193,13 @@ extension ChangeMonitor {
             if let lockDirectory, current == lockDirectory || CanonicalPath.isInside(current, lockDirectory) { continue }
             enum Outcome { case watched, known, gone, full }
             let outcome: Outcome = state.withLock { state in
-                guard state.inotify >= 0, state.treeFolders[current] == nil else { return .known }
+                guard let loop = state.loop, state.treeFolders[current] == nil else { return .known }
                 guard state.treeFolders.count < Self.subtreeFolderLimit else { return .full }
-                let descriptor = CanonicalPath.withCString(current) { inotify_add_watch(state.inotify, $0, Self.watchedEvents) }
-                guard descriptor >= 0 else { return errno == ENOSPC ? .full : .gone }
+                let descriptor: Int32
+                switch loop.addWatch(current, mask: Self.watchedEvents) {
+                case .success(let added): descriptor = added
+                case .failure(let error): return error.rawValue == ENOSPC ? .full : .gone  // the kernel's watch limit, or gone
+                }
                 state.treeFolders[current] = TreeFolder(descriptor: descriptor)
                 state.treeFolderByDescriptor[descriptor] = current
                 state.descriptorUsers[descriptor, default: 0] += 1

@@ -7,12 +7,14 @@ import SystemSupport
 /// process or runtime (coordinated there, or not coordinated at all) — and tells the item's presenters with
 /// `presentedItemDidChange()` (an `.itemDidChange` request through the runtime's
 /// `PresenterDelivery`, like every other message), as Apple's system does "when it notices them".
-/// One per `CoordinationRuntime`; its thread and `inotify` descriptor, once started (at the first
-/// presenter registered), live as long as the process, even if the runtime goes away.
+/// One per `CoordinationRuntime`; its ``InotifyLoop`` (thread `FileCoordination.changes` and
+/// `inotify` descriptor), once started (at the first presenter registered), lives as long as the
+/// process, even if the runtime goes away: it is never stopped.
 ///
 /// One `inotify` descriptor watches the *directory* of every presented item (documents are
-/// usually replaced by rename, which a watch on the file itself would lose). A background thread
-/// sleeps in `read` until the kernel reports an event; for an event on a presented item it compares
+/// usually replaced by rename, which a watch on the file itself would lose). The loop's thread
+/// sleeps in `poll` until the kernel reports an event and passes on each read's reports
+/// (``inotifyLoop(_:didRead:)``, on that thread); for an event on a presented item it compares
 /// the item's stamp (its `FileIdentity`: device, inode, size, modification and change times, or
 /// `FileIdentity.missing`) with the last one seen and
 /// messages the presenters only when it differs. Reports are ignored while a coordinator of this
@@ -33,7 +35,7 @@ import SystemSupport
 /// its presenters hear of items created, changed, replaced or deleted anywhere below it without
 /// coordination: `presentedSubitemDidAppear(at:)` / `presentedSubitemDidChange(at:)`
 /// (ChangeMonitor+Subtrees.swift).
-final class ChangeMonitor: Sendable {
+final class ChangeMonitor: Sendable, InotifyLoopClient {
     /// Where changes are reported: the runtime's registry and delivery, and the runtime itself
     /// (for the coordinated write of an rclone bisync promotion), held weakly (they hold this
     /// monitor), set once by `attach`.
@@ -71,7 +73,9 @@ final class ChangeMonitor: Sendable {
     }
 
     struct State {
-        var inotify: Int32 = -1
+        /// The monitor's inotify loop, made by the first `watch` (and tried again by the next one
+        /// if the system refused it).
+        var loop: InotifyLoop?
         var directories: [String: Directory] = [:]
         var directoryByDescriptor: [Int32: String] = [:]
         var stamps: [String: FileIdentity] = [:]
@@ -128,18 +132,19 @@ final class ChangeMonitor: Sendable {
     func watch(_ path: String) {
         let (directory, name) = CanonicalPath.split(path)
         let stamp = Self.stamp(of: path)
-        let startThread: Int32? = state.withLock { state in
-            var started: Int32?
-            if state.inotify < 0 {
-                state.inotify = inotify_init1(Int32(IN_CLOEXEC))
-                guard state.inotify >= 0 else { return nil }
-                started = state.inotify
+        let startLoop: InotifyLoop? = state.withLock { state in
+            var started: InotifyLoop?
+            if state.loop == nil {
+                guard let loop = try? InotifyLoop(name: "FileCoordination.changes") else { return nil }
+                state.loop = loop
+                started = loop
             }
-            if state.directories[directory] == nil {
-                let descriptor = CanonicalPath.withCString(directory) {
-                    inotify_add_watch(state.inotify, $0, Self.watchedEvents)
+            if state.directories[directory] == nil, let loop = state.loop {
+                // Added with the lock held: the loop's thread classifies the watch's reports
+                // under the same lock, so it never reads one of a descriptor not recorded yet.
+                guard case .success(let descriptor) = loop.addWatch(directory, mask: Self.watchedEvents) else {
+                    return started  // missing folder: nothing to watch yet
                 }
-                guard descriptor >= 0 else { return started }  // missing folder: nothing to watch yet
                 state.directories[directory] = Directory(descriptor: descriptor)
                 // A folder that moved keeps its descriptor: the new path takes its reports over.
                 state.directoryByDescriptor[descriptor] = directory
@@ -149,11 +154,8 @@ final class ChangeMonitor: Sendable {
             if state.stamps[path] == nil { state.stamps[path] = stamp }
             return started
         }
-        if let descriptor = startThread {
-            let thread = Thread { [self] in self.run(descriptor) }
-            thread.name = "FileCoordination.changes"
-            thread.start()
-        }
+        // The loop's thread holds the monitor (its client) for as long as the process lives.
+        startLoop?.start { [self] _ in self }
         // A presented folder: watch inside it too (ChangeMonitor+Subtrees.swift). Called with
         // the registry's lock held: sends no message.
         watchTreeIfFolder(path, fromRegistry: true)
@@ -188,7 +190,7 @@ final class ChangeMonitor: Sendable {
                         }
                     }
                 } else {
-                    inotify_rm_watch(state.inotify, entry.descriptor)
+                    state.loop?.removeWatch(entry.descriptor)
                     state.descriptorUsers.removeValue(forKey: entry.descriptor)
                     state.directoryByDescriptor.removeValue(forKey: entry.descriptor)
                 }
@@ -244,44 +246,44 @@ final class ChangeMonitor: Sendable {
         return state.writing.keys.contains { $0 == path || CanonicalPath.isInside(path, $0) }
     }
 
-    private func run(_ descriptor: Int32) {
-        let size = 64 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            let count = retryingOnInterrupt { read(descriptor, buffer, size) }
-            if count < 0 { return }
-            var reports: [Report] = []
-            var treeReports: [TreeReport] = []
-            var overflowed = false
-            var dropped: [Int32] = []
-            for event in InotifyEvent.decode(buffer, count: count) {
-                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    overflowed = true  // the kernel's queue was full: reports were lost
-                    continue
-                }
-                if event.mask & UInt32(IN_IGNORED) != 0 {
-                    dropped.append(event.descriptor)  // the watch is gone (its folder was deleted)
-                    continue
-                }
-                let (subject, tree) = classify(descriptor: event.descriptor, name: event.name)
-                if let subject {
-                    reports.append(Report(subject: subject, name: event.name, mask: event.mask, cookie: event.cookie))
-                }
-                if let tree {
-                    treeReports.append(TreeReport(folder: tree, name: event.name, mask: event.mask))
-                }
+    /// One read of the kernel's queue, on the loop's thread (``InotifyLoop``): its reports are
+    /// passed on together (``handle(_:_:loop:)``), then the watches the kernel dropped are forgotten,
+    /// then a full queue is told. The loop never ends (a failed `poll` or `read` would end it:
+    /// then changes are no longer reported, as before such a failure ended the monitor's thread).
+    func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+        loop.assertInLoop()
+        var reports: [Report] = []
+        var treeReports: [TreeReport] = []
+        var overflowed = false
+        var dropped: [Int32] = []
+        for event in events {
+            if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                overflowed = true  // the kernel's queue was full: reports were lost
+                continue
             }
-            handle(reports, treeReports)
-            if !dropped.isEmpty { forgetDroppedWatches(dropped) }
-            if overflowed { handleOverflow() }
+            if event.mask & UInt32(IN_IGNORED) != 0 {
+                dropped.append(event.descriptor)  // the watch is gone (its folder was deleted)
+                continue
+            }
+            let (subject, tree) = classify(descriptor: event.descriptor, name: event.name)
+            if let subject {
+                reports.append(Report(subject: subject, name: event.name, mask: event.mask, cookie: event.cookie))
+            }
+            if let tree {
+                treeReports.append(TreeReport(folder: tree, name: event.name, mask: event.mask))
+            }
         }
+        handle(reports, treeReports, loop: loop)
+        if !dropped.isEmpty { forgetDroppedWatches(dropped) }
+        if overflowed { handleOverflow() }
     }
 
     /// Passes on one read's reports: moves of presented items first (their presenters follow),
     /// then changes and disappearances of presented items, then conflict copies, then what
-    /// happened inside presented folders.
-    private func handle(_ reports: [Report], _ treeReports: [TreeReport]) {
+    /// happened inside presented folders. On the loop's thread: reports are passed on in the
+    /// order they were read.
+    private func handle(_ reports: [Report], _ treeReports: [TreeReport], loop: InotifyLoop) {
+        loop.assertInLoop()
         let moved = followMoves(in: reports)
         var touched: [String] = []
         var others: [OtherEntry] = []

@@ -49,6 +49,12 @@ final class PresenterRegistry: Sendable {
 
     var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
 
+    /// Asserts, in debug builds, that the caller runs with the registry's lock held: the hooks the
+    /// registry calls as it indexes a path (`RemotePresence.published` / `withdrawn`) rely on it.
+    func assertLockHeld(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        state.assertHeld("the presenter registry's lock, for " + what(), file: file, line: line)
+    }
+
     /// Who an access to `path` may concern, for the coordinator fast path.
     enum Concern: Equatable {
         /// No live presenter presents `path` or a directory above it, and none is waiting for a URL.

@@ -95,13 +95,15 @@ final class EndpointConnection: Sendable {
 
     /// Bytes were read.
     func noteActivity() {
+        signals.assertOnEndpointThread()
         state.withLock { $0.lastActivity = .now }
     }
 
     /// Counts one more request that expects an answer; false (and the connection broken) when
     /// `RemoteBounds.unansweredLimit` are unanswered already.
     func admitRequest() -> Bool {
-        state.withLock { state in
+        signals.assertOnEndpointThread()
+        return state.withLock { state in
             guard state.unanswered < RemoteBounds.unansweredLimit else {
                 state.broken = "more than \(RemoteBounds.unansweredLimit) requests unanswered"
                 return false
@@ -114,7 +116,8 @@ final class EndpointConnection: Sendable {
     /// A `.reacquire` arrived: true when `reacquirer` was handed out on this connection (it is
     /// then given back); false for any other id, which is not run.
     func giveBack(_ reacquirer: UInt64) -> Bool {
-        state.withLock { state in
+        signals.assertOnEndpointThread()
+        return state.withLock { state in
             guard let count = state.reacquirers[reacquirer] else { return false }
             state.reacquirers[reacquirer] = count > 1 ? count - 1 : nil
             state.reacquirerCount -= 1
@@ -132,11 +135,13 @@ final class EndpointConnection: Sendable {
 
     /// The peer closed it (end of file, a reset): it is closed without a log line.
     func markClosed() {
+        signals.assertOnEndpointThread()
         state.withLock { state in if state.broken == nil { state.broken = .some(nil) } }
     }
 
     /// Writes what is queued, without waiting (the socket reported `POLLOUT`).
     func flush() {
+        signals.assertOnEndpointThread()
         state.withLock { state in
             guard let fd = state.fd, state.broken == nil, !state.outgoing.isEmpty else { return }
             switch state.outgoing.flush(to: fd) {
@@ -157,7 +162,8 @@ final class EndpointConnection: Sendable {
     /// nothing of its queued answers for `RemoteBounds.drainTimeout`, or when it has had nothing in
     /// flight and no traffic for `idleTimeout` (`RemoteBounds.idleTimeout` but in tests).
     func schedule(at now: ContinuousClock.Instant, idleTimeout: Duration) -> Schedule {
-        state.withLock { state in
+        signals.assertOnEndpointThread()
+        return state.withLock { state in
             if let reason = state.broken { return .close(reason: reason) }  // nil: quietly
             if state.outgoing.isOverdue(at: now) {
                 return .close(reason: "it read none of its answers for \(RemoteBounds.drainTimeout)")
@@ -178,7 +184,8 @@ final class EndpointConnection: Sendable {
     /// Closes the descriptor; returns the reacquirers handed out and never given back (the caller
     /// runs them). Later `send`s return false.
     func close() -> [UInt64] {
-        state.withLock { state in
+        signals.assertOnEndpointThread()
+        return state.withLock { state in
             if let fd = state.fd { Glibc.close(fd) }
             state.fd = nil
             state.outgoing = OutgoingQueue()

@@ -57,11 +57,11 @@ struct EndpointLoop {
             for (entry, wantsWrite) in zip(connections, writing) {
                 fds.append(pollfd(fd: entry.fd, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
             }
-            let ready = poll(&fds, nfds_t(fds.count), UnixSocket.pollTimeout(until: due))
+            // An interrupted `poll` is retried, with its timeout computed again.
+            let polled = valueOrErrno { poll(&fds, nfds_t(fds.count), UnixSocket.pollTimeout(until: due)) }
             EndpointStatistics.turns.add(1, ordering: .relaxed)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                log.dropped("the endpoint (poll failed: \(Errno(rawValue: errno).message))")
+            if case .failure(let error) = polled {
+                log.dropped("the endpoint (poll failed: \(error.message))")
                 break
             }
             if fds[0].revents != 0 {
@@ -132,8 +132,15 @@ struct EndpointLoop {
     private mutating func read(at index: Int, into chunk: inout [UInt8]) {
         let fd = connections[index].fd, connection = connections[index].connection
         // Plain `recv`: descriptors a peer attaches (`SCM_RIGHTS`) are discarded by the kernel.
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+        let received = chunk.withUnsafeMutableBytes { raw in
+            valueOrErrno { recv(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+        }
+        let count: Int
+        switch received {
+        case .success(let value): count = value
+        case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK: return
+        case .failure: count = -1
+        }
         guard count > 0 else {
             // End of file or a reset: the sweep closes it, quietly unless a frame was cut short.
             if connections[index].buffer.count > 0 {
@@ -182,15 +189,17 @@ struct EndpointLoop {
 
     private mutating func acceptSome() {
         for _ in 0..<Self.acceptsPerTurn {
-            let fd = UnixSocket.accept(listener)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED, EPROTO, EPERM: continue
+            let fd: Int32
+            switch UnixSocket.accept(listener) {
+            case .success(let accepted): fd = accepted
+            case .failure(let error):
+                switch error.rawValue {
+                case ECONNABORTED, EPROTO, EPERM: continue
                 case EAGAIN, EWOULDBLOCK: return
                 case EMFILE, ENFILE:
                     if !loggedDescriptorLimit {
                         loggedDescriptorLimit = true
-                        log.dropped("connections beyond the descriptor limit (accept: \(Errno(rawValue: errno).message)): each newcomer closes the connection idle the longest (logged once)")
+                        log.dropped("connections beyond the descriptor limit (accept: \(error.message)): each newcomer closes the connection idle the longest (logged once)")
                     }
                     if !connections.isEmpty {
                         closeIdlest(because: "this process is at its descriptor limit and another process connected")
@@ -200,7 +209,7 @@ struct EndpointLoop {
                     pauseListener()
                     return
                 default:
-                    log.dropped("a connection (accept: \(Errno(rawValue: errno).message)); the listener rests for \(Self.listenerPause)")
+                    log.dropped("a connection (accept: \(error.message)); the listener rests for \(Self.listenerPause)")
                     pauseListener()
                     return
                 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemSupport
 
 /// How other threads wake a `RemoteEndpoint`'s thread from `poll`, and what for: to stop, to look
 /// at the connections again (a reply queued bytes the socket did not take at once, or found a
@@ -11,6 +12,9 @@ import Glibc
 final class EndpointSignals: Sendable {
     /// The end the endpoint's thread polls.
     let readEnd: Int32
+    /// The endpoint's thread, bound when it starts (`RemoteEndpoint.init`): what only that thread
+    /// may call asserts it (`assertOnEndpointThread`).
+    let endpointThread = ThreadIdentity(name: "a remote endpoint")
     private let state: Locked<State>
 
     private struct State {
@@ -54,13 +58,20 @@ final class EndpointSignals: Sendable {
     /// Called by the endpoint's thread when `readEnd` is readable: empties the channel and returns
     /// whether to stop and the reacquirers to run.
     func take() -> (stopping: Bool, orphans: [(reacquirer: UInt64, connection: EndpointConnection)]) {
-        state.withLock { state in
+        assertOnEndpointThread()
+        return state.withLock { state in
             var drained = [UInt8](repeating: 0, count: 64)
             while recv(readEnd, &drained, drained.count, Int32(MSG_DONTWAIT)) > 0 {}
             state.poked = false
             defer { state.orphans.removeAll() }
             return (state.stopping, state.orphans)
         }
+    }
+
+    /// Asserts, in debug builds, that the caller runs on the endpoint's thread.
+    @inline(__always)
+    func assertOnEndpointThread(file: StaticString = #fileID, line: UInt = #line) {
+        endpointThread.assertCurrent(file: file, line: line)
     }
 
     /// Closes both ends (the thread has ended); later pokes do nothing.

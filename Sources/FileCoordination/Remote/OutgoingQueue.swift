@@ -1,4 +1,5 @@
 import Glibc
+import SystemSupport
 
 /// The bytes waiting to be written to one non-blocking socket, in order. Nothing here ever waits:
 /// `flush` writes what the socket takes now, and the owner's poll loop calls it again when the
@@ -48,17 +49,15 @@ struct OutgoingQueue {
         var offset = 0
         while offset < frame.count {
             let sent = frame.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                valueOrErrno { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
             }
-            if sent > 0 {
-                offset += sent
+            switch sent {
+            case .success(let count) where count > 0:
+                offset += count
                 continue
-            }
-            if sent == 0 { break }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: break
-            default: return .failed
+            case .success: break  // Took nothing: the rest waits for `POLLOUT`.
+            case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK: break
+            case .failure: return .failed
             }
             break
         }
@@ -80,18 +79,16 @@ struct OutgoingQueue {
     mutating func flush(to fd: Int32) -> Flush {
         while start < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + start, raw.count - start, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                valueOrErrno { Glibc.send(fd, raw.baseAddress! + start, raw.count - start, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
             }
-            if sent > 0 {
-                start += sent
+            switch sent {
+            case .success(let count) where count > 0:
+                start += count
                 progressed = .now
                 continue
-            }
-            if sent == 0 { return .pending }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .pending
-            default: return .failed
+            case .success: return .pending
+            case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK: return .pending
+            case .failure: return .failed
             }
         }
         if start > 0 {

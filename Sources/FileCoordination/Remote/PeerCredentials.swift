@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 
 /// Who is at the other end of a Unix socket, as the kernel recorded it when the connection was
@@ -7,20 +8,13 @@ struct PeerCredentials: Equatable, Sendable {
     let uid: UInt32
     let gid: UInt32
 
-    /// Linux's `struct ucred` (not exported to Swift by Glibc): three 32-bit fields.
-    private struct UCred {
-        var pid: Int32 = 0
-        var uid: UInt32 = 0
-        var gid: UInt32 = 0
-    }
-
-    /// The credentials of the peer of the connected socket `fd`, or nil when they cannot be read.
+    /// The credentials of the peer of the connected socket `fd` (`SO_PEERCRED`, read by
+    /// CSystemShim: the Glibc module declares `struct ucred` only with `_GNU_SOURCE`), or nil
+    /// when they cannot be read (`errno` says why).
     static func of(socket fd: Int32) -> PeerCredentials? {
-        var credentials = UCred()
-        var length = socklen_t(MemoryLayout<UCred>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
-              length == socklen_t(MemoryLayout<UCred>.size) else { return nil }
-        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard cshim_peer_credentials(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
     }
 
     /// Only a process of the same user may talk to us: `.success` when the peer of `fd` runs as

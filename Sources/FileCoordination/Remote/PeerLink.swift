@@ -1,9 +1,11 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// A kept connection from this process to another process's `RemoteEndpoint` — the one socket
-/// client of the transport (`RemoteDelivery` uses it; `PeerConnection` is its synchronous face for
-/// tests and tools).
+/// client of the transport: `RemoteDelivery` uses it, and so do tests and tools (`RemoteTesting`),
+/// through the same calls plus `ask(_:id:context:)`, which waits on the calling thread. (A hostile
+/// peer in the tests is not a client: it writes raw bytes on a plain `UnixSocket`.)
 ///
 /// Nothing here waits for the peer: `send` and `ask` queue the frame and write what the socket
 /// takes at once, without waiting (`OutgoingQueue`); the link's one thread sleeps in `poll`,
@@ -122,6 +124,27 @@ final class PeerLink: Sendable {
         if !queued { answer(nil) }
     }
 
+    /// Sends `frame` (a request or lookup carrying `id`) and waits on the calling thread for the
+    /// answer with that id — for tests and tools; the library's own delivery never waits here. Ends
+    /// when the answer arrives, the context's deadline passes (`.timedOut`: a stopped peer costs at
+    /// most that), the coordination is cancelled (`.cancelled`), or the link ends (`.peerGone`, at
+    /// once: the kernel closes a dead process's sockets, `kill -9` included). An answer to an ask
+    /// given up arrives later and is discarded.
+    func ask(_ frame: RemoteFrame, id: UInt64, context: WaitContext) throws(RemoteTransportError) -> RemoteFrame {
+        let wait = RemoteWait()
+        ask(frame, id: id) { wait.fulfil($0) }
+        let answer: RemoteFrame?
+        do throws(CoordinationError) {
+            answer = try wait.wait(context)
+        } catch .cancelled {
+            throw .cancelled
+        } catch {
+            throw .timedOut
+        }
+        guard let answer else { throw .peerGone }
+        return answer
+    }
+
     /// Ends the link: pending callbacks are called with nil (on the link's thread).
     func close() {
         state.withLock { state in
@@ -175,10 +198,8 @@ final class PeerLink: Sendable {
             }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
                        pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            if poll(&fds, 2, UnixSocket.pollTimeout(until: due)) < 0 {
-                if errno == EINTR { continue }
-                break
-            }
+            // An interrupted `poll` is retried, with its timeout computed again.
+            if case .failure = valueOrErrno({ poll(&fds, 2, UnixSocket.pollTimeout(until: due)) }) { break }
             if fds[1].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
                 while recv(wake.read, &drained, drained.count, Int32(MSG_DONTWAIT)) > 0 {}
@@ -191,11 +212,15 @@ final class PeerLink: Sendable {
                 if failed { break }
             }
             guard revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 else { continue }
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
-                break
+            let received = chunk.withUnsafeMutableBytes { raw in
+                valueOrErrno { recv(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+            }
+            let count: Int
+            switch received {
+            case .success(0): break running
+            case .success(let value): count = value
+            case .failure(let error) where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK: continue running
+            case .failure: break running
             }
             chunk.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             while true {

@@ -13,9 +13,12 @@ import Synchronization
 /// asker goes on, as it would after `RemotePresence.answerLimit` — each logged (`RemoteLog`).
 ///
 /// Ordinary editing never comes near `limit`: a presenter has at most a few messages waiting. One
-/// budget per process (`shared`); every function may be called on any thread.
+/// budget per endpoint (`RemotePresence.deliveryBudget`: in practice one per process, as only the
+/// process runtime publishes its presenters unless a test enables another); every function may be
+/// called on any thread.
 final class RemoteDeliveryBudget: Sendable {
-    static let shared = RemoteDeliveryBudget(limit: 4096)
+    /// The budget each `RemotePresence` starts with.
+    static let standardLimit = 4096
 
     let limit: Int
     private let waiting = Atomic<Int>(0)

@@ -59,6 +59,7 @@ final class RemoteEndpoint: Sendable {
         }
         let listener = self.listener, signals = self.signals, finished = self.finished
         let thread = Thread {
+            signals.endpointThread.bindToCurrentThread()
             var loop = EndpointLoop(listener: listener, signals: signals, maximumConnections: maximumConnections,
                                     idleTimeout: idleTimeout, handler: handler)
             loop.run()

@@ -42,7 +42,7 @@ package enum RemoteHostileTesting {
     }
 
     /// Messages from other processes waiting on this process's presenter queues, and the most
-    /// that may (`RemoteDeliveryBudget`).
-    package static var remoteDeliveriesWaiting: Int { RemoteDeliveryBudget.shared.waitingCount }
-    package static var remoteDeliveryLimit: Int { RemoteDeliveryBudget.shared.limit }
+    /// that may (the process runtime's `RemotePresence.deliveryBudget`).
+    package static var remoteDeliveriesWaiting: Int { CoordinationRuntime.process.remote.deliveryBudget.waitingCount }
+    package static var remoteDeliveryLimit: Int { CoordinationRuntime.process.remote.deliveryBudget.limit }
 }

@@ -38,6 +38,8 @@ final class RemotePresence: Sendable {
     /// `PresenceTable.of`'s process-wide cache), as an unretained pointer.
     private let tableBits = Atomic<UInt>(0)
     let delivery = RemoteDelivery()
+    /// How many messages from other processes may wait on this runtime's presenter queues at once.
+    let deliveryBudget = RemoteDeliveryBudget(limit: RemoteDeliveryBudget.standardLimit)
     /// Whether presenters in other processes are asked to save (`savePresentedItemChanges`) before
     /// a read and for `.forMerging`. The request goes out *before* the asker takes its locks, so a
     /// presenter that answers by coordinating a write (as CloudDocument does) takes its own lock
@@ -223,18 +225,23 @@ final class RemotePresence: Sendable {
 
     // MARK: Publishing (called by the registry, its lock held)
 
-    /// This runtime now presents `path` (once more).
+    /// This runtime now presents `path` (once more). With the registry's lock held (asserted), so
+    /// the table's filters change in the registry's order.
     func published(_ path: String) {
         guard isEnabled else { return }
         serving.withLock { serving in
+            serving.registry?.assertLockHeld("RemotePresence.published")
             guard let claim = claim(&serving) else { return }
             claim.add(path)
         }
     }
 
-    /// This runtime presents `path` once less.
+    /// This runtime presents `path` once less. With the registry's lock held (asserted).
     func withdrawn(_ path: String) {
-        serving.withLock { serving in serving.claim?.remove(path) }
+        serving.withLock { serving in
+            serving.registry?.assertLockHeld("RemotePresence.withdrawn")
+            serving.claim?.remove(path)
+        }
     }
 
     /// The slot, claimed (and the endpoint started) on first use.
@@ -248,7 +255,7 @@ final class RemotePresence: Sendable {
             return nil
         }
         _ = PathBytes.withCString(folder) { mkdir($0, 0o700) }
-        let handler = Self.handler(registry: registry, local: local, claim: claim)
+        let handler = Self.handler(registry: registry, local: local, claim: claim, budget: deliveryBudget)
         do throws(RemoteTransportError) {
             serving.endpoint = try RemoteEndpoint(path: folder + "/\(claim.slot)", handler: handler)
         } catch {
@@ -264,14 +271,14 @@ final class RemotePresence: Sendable {
 
     /// What the endpoint does with a frame from another process (on the endpoint's thread).
     private static func handler(registry: PresenterRegistry, local: InProcessDelivery,
-                                claim: PresenceTable.SlotClaim) -> RemoteEndpoint.Handler {
+                                claim: PresenceTable.SlotClaim, budget: RemoteDeliveryBudget) -> RemoteEndpoint.Handler {
         { frame, reply in
             switch frame {
             case .request(let remote):
                 let request = PresenterRequest(presenter: PresenterID(process: PresenterID.thisProcess, number: UInt(truncatingIfNeeded: remote.presenterNumber)),
                                                presentedPath: remote.presentedPath, message: remote.message, borrow: nil)
                 guard request.expectedAnswer != .none else {
-                    return deliverNotification(request, registry: registry, local: local)
+                    return deliverNotification(request, registry: registry, local: local, budget: budget)
                 }
                 if request.expectedAnswer == .completion, claim.mainQueueWaitsReach(process: reply.peer.pid) {
                     // A wait cycle: our main queue waits for the asker, whose coordination waits
@@ -287,7 +294,6 @@ final class RemotePresence: Sendable {
                     // must not report that deletion a second time.
                     registry.monitor.noteAnnouncedDeletion(request.presentedPath)
                 }
-                let budget = RemoteDeliveryBudget.shared
                 guard budget.take() else {
                     // A flood (Docs/RemotePresenters.md, "Hostile peers"): answered as the
                     // protocol's defaults would, without queueing anything more.
@@ -327,11 +333,12 @@ extension RemotePresence {
     /// consistent: a change already reported by the change monitor (same stamp) is not reported
     /// again, and a move re-keys the registry — every presenter at or inside the old path is told
     /// once, whichever of the message and the change monitor comes first.
-    fileprivate static func deliverNotification(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery) {
+    fileprivate static func deliverNotification(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery,
+                                                budget: RemoteDeliveryBudget) {
         switch request.message {
         case .itemDidChange:
             guard registry.monitor.claimAnnouncedChange(request.presentedPath) else { return }
-            send(request, registry: registry, local: local)
+            send(request, registry: registry, local: local, budget: budget)
         case .itemDidMove(let url):
             let newPath = PathBytes.path(of: url)
             for moved in registry.move(from: request.presentedPath, to: newPath) {
@@ -339,15 +346,16 @@ extension RemotePresence {
                 // still leaves this process's view right (the change monitor tells the presenter).
                 send(PresenterRequest(presenter: moved.id, presentedPath: moved.new,
                                       message: .itemDidMove(to: CanonicalPath.url(for: moved.new)), borrow: nil),
-                     registry: registry, local: local)
+                     registry: registry, local: local, budget: budget)
             }
         default:
-            send(request, registry: registry, local: local)
+            send(request, registry: registry, local: local, budget: budget)
         }
     }
 
-    /// Hands one notification to its presenter's queue, within `RemoteDeliveryBudget`.
-    private static func send(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery) {
+    /// Hands one notification to its presenter's queue, within `budget`.
+    private static func send(_ request: PresenterRequest, registry: PresenterRegistry, local: InProcessDelivery,
+                             budget: RemoteDeliveryBudget) {
         if case .reacquire = request.message {
             // Runs a reacquirer this process handed out (bounded by `InProcessDelivery`), even
             // for a presenter unregistered since.
@@ -355,7 +363,6 @@ extension RemotePresence {
             return
         }
         guard let presenter = registry.presenter(request.presenter) else { return }  // gone meanwhile
-        let budget = RemoteDeliveryBudget.shared
         guard budget.take() else {
             budget.refused("a \(request.message.logName) notification")
             return

@@ -53,10 +53,11 @@ package enum RemoteTesting {
     /// check the listener's user itself (to test that the listener checks the asker's).
     package static func askOnce(at path: String, timeout: Duration, checkingListener: Bool = true) -> String {
         do throws(RemoteTransportError) {
-            let connection = try PeerConnection(path: path, expectedUID: checkingListener ? geteuid() : nil)
-            let id = connection.makeID()
+            let link = try PeerLink(path: path, expectedUID: checkingListener ? geteuid() : nil)
+            defer { link.close() }
+            let id = link.makeID()
             let request = RemoteRequest(id: id, presenterNumber: 1, presentedPath: "/item", message: .relinquishToWriter)
-            _ = try connection.ask(.request(request), id: id, context: WaitContext(timeout: timeout, token: CancellationToken()))
+            _ = try link.ask(.request(request), id: id, context: WaitContext(timeout: timeout, token: CancellationToken()))
             return "ANSWERED"
         } catch {
             switch error {

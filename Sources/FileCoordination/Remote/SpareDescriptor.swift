@@ -17,9 +17,10 @@ struct SpareDescriptor {
         }
         Glibc.close(fd)
         let accepted = UnixSocket.accept(listener)
-        if accepted >= 0 { Glibc.close(accepted) }
+        if case .success(let connection) = accepted { Glibc.close(connection) }
         fd = Self.open()
-        return accepted >= 0
+        if case .success = accepted { return true }
+        return false
     }
 
     mutating func close() {

@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 import SystemSupport
 
@@ -93,9 +94,9 @@ enum UnixSocket {
         var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let outcome = withAddress(path) { address, length -> Int32 in
-            while true {
-                if Glibc.connect(fd, address, length) == 0 { return 0 }
-                if errno != EINTR { return errno }
+            switch valueOrErrno({ Glibc.connect(fd, address, length) }) {
+            case .success: return 0
+            case .failure(let error): return error.rawValue
             }
         }
         switch outcome {
@@ -119,12 +120,16 @@ enum UnixSocket {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                valueOrErrno { send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
             }
-            if sent > 0 { offset += sent; continue }
-            let code = errno
+            // A stream socket that takes nothing without an error is treated as full.
+            let code: Int32
+            switch sent {
+            case .success(let count) where count > 0: offset += count; continue
+            case .success: code = EAGAIN
+            case .failure(let error): code = error.rawValue
+            }
             switch code {
-            case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
                 switch waitFor(fd, events: Int16(POLLOUT), deadline: deadline, wake: -1) {
                 case .ready: continue
@@ -148,11 +153,12 @@ enum UnixSocket {
         return .success((fds[0], fds[1]))
     }
 
-    /// Accepts one connection on `listener` as a non-blocking, close-on-exec descriptor — atomically,
-    /// so a child process started meanwhile never inherits it (it would keep the connection open
-    /// after we die, and the asker would not see us go).
-    static func accept(_ listener: Int32) -> Int32 {
-        systemAccept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+    /// Accepts one connection on `listener` as a non-blocking, close-on-exec descriptor — atomically
+    /// (`accept4`), so a child process started meanwhile never inherits it (it would keep the
+    /// connection open after we die, and the asker would not see us go). EINTR is retried; EAGAIN
+    /// means no connection is waiting.
+    static func accept(_ listener: Int32) -> Result<Int32, Errno> {
+        valueOrErrno { cshim_accept4(listener, nil, nil, CSHIM_SOCK_CLOEXEC | CSHIM_SOCK_NONBLOCK) }
     }
 
     enum WaitOutcome: Equatable {
@@ -165,10 +171,11 @@ enum UnixSocket {
         var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while true {
             if let deadline, deadline <= .now { return .timedOut }
-            let count = poll(&fds, wake >= 0 ? 2 : 1, pollTimeout(until: deadline))
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failed(errno)
+            // The timeout is computed again when an interrupted `poll` is retried.
+            let count: Int32
+            switch valueOrErrno({ poll(&fds, wake >= 0 ? 2 : 1, pollTimeout(until: deadline)) }) {
+            case .success(let ready): count = ready
+            case .failure(let error): return .failed(error.rawValue)
             }
             if wake >= 0, fds[1].revents != 0 { return .woken }
             if fds[0].revents != 0 { return .ready }
@@ -186,7 +193,3 @@ enum UnixSocket {
         return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }
-
-/// `accept4(2)`, which Glibc declares only under `_GNU_SOURCE` (not exported to Swift).
-@_silgen_name("accept4")
-private func systemAccept4(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: UnsafeMutablePointer<socklen_t>?, _ flags: Int32) -> Int32

@@ -14,15 +14,56 @@ import Foundation
 /// directory sees none of its locks), and presenters registered in one are never messaged by the
 /// other's coordinators.
 ///
-/// Some state stays process-wide on purpose, because the kernel makes it so:
-/// - `KernelWaitInterrupter` — signal handlers and the threads they interrupt belong to the process;
-/// - `IdleDescriptors` / `VerifiedDescriptors` — descriptor numbers are per process, and a number
-///   closed through one runtime may be reused by another at once;
-/// - `ColumnAllocator` — a group cell's column must be unique among all live holders of the process,
-///   whatever runtime they belong to, since they share the kernel's lock table;
-/// - `ReclaimEpoch` mappings and `ReclaimScheduler`s — one per lock directory *file*, shared by every
-///   runtime of the process that uses that directory (one reclaiming thread per directory);
-/// - `ThreadClaims` — what the current thread holds, for deadlock detection, whatever the runtime.
+/// Everything a coordination needs reaches its runtime explicitly: internal functions take the
+/// runtime (or the part of it they use) as an argument, never a `= CoordinationRuntime.process`
+/// default; only the public API (`Coordinator(filePresenter:)`, the static presenter and package
+/// calls, `CloudDocument(fileURL:)`) picks the process default, as Apple's shape wants.
+///
+/// ## State that stays process-wide, and why
+/// This is the one list (Docs/Architecture.md has the same as a table). Everything else that
+/// lives longer than a call belongs to a runtime (or to a document, a query, a store). Constants
+/// are not listed.
+/// - The kernel makes it the process's:
+///   - `KernelWaitInterrupter.shared` — signal dispositions and the threads a signal interrupts
+///     belong to the process (one interrupter thread);
+///   - `IdleDescriptors.shared`, `VerifiedDescriptors.shared` — descriptor numbers are per
+///     process, and a number closed through one runtime may be reused by another at once;
+///   - `ColumnAllocator.shared` — a group cell's column must be unique among all live holders of
+///     the process, whatever runtime they belong to, since they share the kernel's lock table;
+///   - `ReclaimEpoch.mapped`, `PresenceTable.mapped` — mappings of a shared file, keyed by its
+///     path: one mapping per file and process, shared by every runtime using that lock directory;
+///   - `ReclaimScheduler.schedulers` — one reclaiming thread per lock directory and process;
+///   - `RemotePresence.releasedAtExit` / `exitHandlerInstalled` — one `atexit` handler per
+///     process gives back every runtime's presence slot;
+///   - `MainQueueCheck` (SystemSupport) — the main queue is the process's.
+/// - The thread makes it so: `ThreadClaims.claims` and `AccessorFrames.frames` are thread-local
+///   (what this thread holds and runs, for deadlock detection and joining, whatever the runtime),
+///   and therefore `LockOwner.nextID`: `ThreadClaims` compares owners of every runtime a thread
+///   coordinates in, so an owner's id must be unique in the process.
+/// - The process's own identity and output: `CoordinationRuntime.process` (the default runtime
+///   itself); `LockDirectory.resolvedOnce` (the process default's lock directory, from
+///   `CLOUDDOCUMENTS_LOCK_DIR`, resolved once: every coordination of the process must use the
+///   same directory, or locks would split; other runtimes are given theirs); `PresenterID.thisProcess`;
+///   `SyncConflictNamingOptions.local` (this machine's host name, looked up once so the version
+///   queries and the change monitor always agree); `RemoteLog` and `FileVersion.setterFailures`
+///   (counters of what the process wrote on its standard error, for tests);
+///   `EndpointStatistics.turns` (every endpoint's poll turns, for tests).
+/// - Thread pools and queues that hold no state, only an order of work: `WaitingThreads.coordinations`
+///   (the waiting threads of async coordinations), `CloudDocument.conflictChecks` /
+///   `conflictCheckWork` (one check of the version store at a time in the process), and the
+///   change monitor's `ChangeMonitor.promotions` / `deletionChecks` queues (which could become
+///   per-monitor; left as they are while the change monitor is reworked).
+/// - The disk, not a runtime, is what they describe: `StrayTemporaryFiles.scans` (when each folder
+///   was last scanned for a killed save's leftovers: a rate limit on disk work, keyed by folder).
+/// - Test hooks keyed by path or installed for one test: `SaveFailureInjection`,
+///   `TemporaryItemLock` creation hooks, `VersionStoreTesting.pauseHook`,
+///   `DurableTreeCopy.afterFirstChunk`.
+/// - Apple's singletons, whose shape is process-wide: `UbiquityAccount.shared` (which reads the
+///   environment at each use, not once), `KeyValueStore.default`, and in FoundationCompatibility
+///   `PresenterBridge.table` (one bridge per `NSFilePresenter` object, as
+///   `NSFileCoordinator.addFilePresenter` is a class method), `NSUbiquitousKeyValueStore.shared`,
+///   the identity observation behind `FileManager.ubiquityIdentityToken` and the
+///   security-scoped access counts.
 package final class CoordinationRuntime: Sendable {
     /// The process default, used by the public API.
     package static let process = CoordinationRuntime(directory: .fromEnvironment)
@@ -99,6 +140,15 @@ package final class CoordinationRuntime: Sendable {
 
     /// Every presenter registered with this runtime and still alive.
     package var filePresenters: [any FilePresenter] { registry.all }
+
+    /// True while a coordinator of this runtime that holds locks waits for `presenter`'s answer
+    /// and lends it those locks (`PresenterBorrowing`): a coordination the presenter makes now
+    /// joins them. A presenter that answers by coordinating must then not queue that coordination
+    /// behind one of its own that may wait for those very locks (CloudDocument runs such a save
+    /// at once, on a thread of its own).
+    package func isLendingLocks(to presenter: any FilePresenter) -> Bool {
+        borrowing.owner(for: presenter) != nil
+    }
 
     /// Declares directories with this extension to be packages for this runtime's coordinators.
     package func registerPackageExtension(_ pathExtension: String) { packageExtensions.register(pathExtension) }

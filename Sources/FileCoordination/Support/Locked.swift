@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// A value behind a `pthread_mutex_t`, used everywhere in this package instead of
 /// `Synchronization.Mutex`.
@@ -9,7 +10,9 @@ import Glibc
 /// second thread alive) and keeps `swift test --sanitize=thread` meaningful.
 ///
 /// Never call back into code that may take the same lock from inside `withLock`: it is not
-/// recursive.
+/// recursive (debug builds trap there instead of hanging). Code documented to run with the lock
+/// held — or never with it held — says so with ``assertHeld(_:file:line:)`` /
+/// ``assertNotHeld(_:file:line:)`` (debug builds only; release builds do not track the holder).
 package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written while `mutex` is held.
     // The mutex and the value share one allocated block (not stored properties): accessing the
@@ -22,6 +25,11 @@ package final class Locked<Value>: @unchecked Sendable {
     }
     private var mutex: UnsafeMutablePointer<pthread_mutex_t> { block.assumingMemoryBound(to: pthread_mutex_t.self) }
     private var value: UnsafeMutablePointer<Value> { (block + Self.valueOffset).assumingMemoryBound(to: Value.self) }
+    #if DEBUG
+    /// The thread holding `mutex` (its `pthread_t`; 0: none), for the assertions. Written by the
+    /// holder only, so the current thread reads its own id here exactly when it holds the lock.
+    private let holder = Atomic<UInt>(0)
+    #endif
 
     package init(_ value: Value) {
         block = .allocate(byteCount: Self.valueOffset + MemoryLayout<Value>.size,
@@ -43,8 +51,34 @@ package final class Locked<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        #if DEBUG
+        assert(holder.load(ordering: .relaxed) != UInt(pthread_self()), "Locked.withLock re-entered on the thread that holds it (it is not recursive)")
+        #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        #if DEBUG
+        holder.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { holder.store(0, ordering: .relaxed) }  // runs before the unlock above
+        #endif
         return try body(&value.pointee)
+    }
+
+    /// Asserts, in debug builds, that the calling thread holds the lock (it runs inside `withLock`).
+    @inline(__always)
+    package func assertHeld(_ what: @autoclosure () -> String = "", file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        assert(holder.load(ordering: .relaxed) == UInt(pthread_self()),
+               "must be called with the lock held\(what().isEmpty ? "" : ": " + what())", file: file, line: line)
+        #endif
+    }
+
+    /// Asserts, in debug builds, that the calling thread does not hold the lock: for code that
+    /// calls out, waits, or takes the lock itself.
+    @inline(__always)
+    package func assertNotHeld(_ what: @autoclosure () -> String = "", file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        assert(holder.load(ordering: .relaxed) != UInt(pthread_self()),
+               "must not be called with the lock held\(what().isEmpty ? "" : ": " + what())", file: file, line: line)
+        #endif
     }
 }

@@ -3,19 +3,23 @@ import FileCoordination
 
 /// The ubiquity "account" of this process: which containers exist and where.
 ///
-/// `UbiquityAccount.shared` reads `UbiquityConfiguration` from the environment and the
-/// configuration file, and reads the file again whenever it changes (one `stat` per call), so an
-/// edited configuration takes effect without restarting. Tests and servers that want their own
-/// make one with `init(configuration:)`.
+/// `UbiquityAccount.shared` reads `UbiquityConfiguration` from the process environment and the
+/// configuration file, and reads them again whenever they change (one `stat` and a look at the
+/// environment per call), so an edited configuration — or a changed `CLOUDDOCUMENTS_UBIQUITY_*`
+/// variable — takes effect without restarting, whatever used the account first. Tests and servers
+/// that want their own make one with `init(configuration:)` or `init(environment:)`.
 ///
 /// Thread safety: every member may be called from any thread or task.
 public final class UbiquityAccount: Sendable {
-    /// The process's account, configured by the environment and the configuration file.
-    public static let shared = UbiquityAccount(environment: ProcessInfo.processInfo.environment)
+    /// The process's account, configured by the process environment (as it is at each use, not as
+    /// it was at the first) and the configuration file.
+    public static let shared = UbiquityAccount(source: .processEnvironment)
 
     private enum Source: Sendable {
         case fixed(UbiquityConfiguration)
         case environment([String: String])
+        /// The process environment, read at each use (`shared`).
+        case processEnvironment
     }
     private let source: Source
     private let cache = Locked<CachedConfiguration?>(nil)
@@ -24,24 +28,42 @@ public final class UbiquityAccount: Sendable {
 
     private struct CachedConfiguration: Sendable {
         var stamp: FileStamp?
+        /// The values of `configurationVariables` the configuration was loaded with.
+        var variables: [String?]
         var result: Result<UbiquityConfiguration, UbiquityError>
     }
 
+    /// The environment variables `UbiquityConfiguration.load(environment:)` reads: a change of
+    /// any of them (or of the file) loads the configuration again.
+    private static let configurationVariables = [
+        UbiquityConfiguration.EnvironmentKey.configFile, UbiquityConfiguration.EnvironmentKey.root,
+        UbiquityConfiguration.EnvironmentKey.containers, UbiquityConfiguration.EnvironmentKey.provider,
+        UbiquityConfiguration.EnvironmentKey.localDocuments, "HOME", "XDG_CONFIG_HOME",
+    ]
+
+    private init(source: Source) {
+        self.source = source
+    }
+
     /// An account with a fixed configuration (for tests, servers and tools).
-    public init(configuration: UbiquityConfiguration) {
-        source = .fixed(configuration)
+    public convenience init(configuration: UbiquityConfiguration) {
+        self.init(source: .fixed(configuration))
     }
 
     /// An account that reads its configuration from `environment` and the file it names.
-    public init(environment: [String: String]) {
-        source = .environment(environment)
+    public convenience init(environment: [String: String]) {
+        self.init(source: .environment(environment))
     }
 
     /// The environment this account reads its configuration from (nil for a fixed
-    /// configuration, which never changes): what the identity watcher watches.
+    /// configuration, which never changes): what the identity watcher watches. For `shared`, the
+    /// process environment as it is now.
     var configurationEnvironment: [String: String]? {
-        if case .environment(let environment) = source { return environment }
-        return nil
+        switch source {
+        case .fixed: return nil
+        case .environment(let environment): return environment
+        case .processEnvironment: return ProcessInfo.processInfo.environment
+        }
     }
 
     /// The current configuration.
@@ -49,16 +71,20 @@ public final class UbiquityAccount: Sendable {
     /// - Throws: `UbiquityError.configurationInvalid` or `.configurationUnreadable` when the
     ///   configuration file or an environment override cannot be used.
     public func configuration() throws(UbiquityError) -> UbiquityConfiguration {
+        let environment: [String: String]
         switch source {
-        case .fixed(let configuration):
-            return configuration
-        case .environment(let environment):
-            let stamp = FileStamp(of: UbiquityConfiguration.configurationFileURL(environment: environment))
-            if let cached = cache.withLock({ $0 }), cached.stamp == stamp { return try cached.result.get() }
-            let result = Result { () throws(UbiquityError) in try UbiquityConfiguration.load(environment: environment) }
-            cache.withLock { $0 = CachedConfiguration(stamp: stamp, result: result) }
-            return try result.get()
+        case .fixed(let configuration): return configuration
+        case .environment(let given): environment = given
+        case .processEnvironment: environment = ProcessInfo.processInfo.environment
         }
+        let variables = Self.configurationVariables.map { environment[$0] }
+        let stamp = FileStamp(of: UbiquityConfiguration.configurationFileURL(environment: environment))
+        if let cached = cache.withLock({ $0 }), cached.stamp == stamp, cached.variables == variables {
+            return try cached.result.get()
+        }
+        let result = Result { () throws(UbiquityError) in try UbiquityConfiguration.load(environment: environment) }
+        cache.withLock { $0 = CachedConfiguration(stamp: stamp, variables: variables, result: result) }
+        return try result.get()
     }
 
     /// The container for `identifier` (`nil`: the first configured identifier), creating its

@@ -24,7 +24,8 @@ extension UbiquityAccount {
     /// until the returned observation is cancelled or released (several observations share one
     /// watcher). Watching is one `inotify` watch on the configuration file's folder — on the
     /// nearest existing folder above it while that folder does not exist; when the file is a
-    /// symbolic link, one more on the folder of the file it points to — read on the
+    /// symbolic link, one more on the folder of the file it points to — read by the account's watch
+    /// thread (an `InotifyLoop`, while observed), which re-reads the configuration on the
     /// `Ubiquity.identity` queue. An account made with a fixed configuration never changes and
     /// never posts. If `inotify` is unavailable (the per-user watch limit reached), nothing is
     /// posted; ``identityToken`` stays right.
@@ -56,20 +57,21 @@ public final class UbiquityIdentityObservation: Sendable {
     deinit { cancel() }
 }
 
-/// The identity watcher of one account: an inotify descriptor read by a dispatch source on a
-/// serial queue, alive while `observers > 0`. State behind `Locked`.
+/// The identity watcher of one account: an ``InotifyLoop`` (thread `Ubiquity.identity`), alive
+/// while `observers > 0`, whose turns re-read the configuration on the serial queue
+/// `Ubiquity.identity` — the one queue of the account's watches, one after another, so a watch
+/// stopping and the next one starting never post at the same time. State behind `Locked`.
 final class IdentityWatchState: Sendable {
     private struct State {
         var observers = 0
-        var descriptor: Int32 = -1
+        /// The running watch's loop; nil when nobody observes (or inotify is unavailable).
+        var loop: InotifyLoop?
         var watch: Int32 = -1
         var watchedFolder: String?
         /// When the configuration file is a symbolic link: the watch on the folder of the file it
         /// points to (dotfiles kept elsewhere), and that folder.
         var targetWatch: Int32 = -1
         var watchedTargetFolder: String?
-        /// Only touched under the lock.
-        var source: (any DispatchSourceRead)?
         var last: Result<UbiquityConfiguration, UbiquityError>?
     }
     private let state = Locked(State())
@@ -85,46 +87,58 @@ final class IdentityWatchState: Sendable {
             state.observers += 1
             guard state.observers == 1 else { return }
             state.last = Result { () throws(UbiquityError) in try account.configuration().identityPart }
-            let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-            guard descriptor >= 0 else { return }
-            state.descriptor = descriptor
+            guard let loop = try? InotifyLoop(name: "Ubiquity.identity") else { return }
+            state.loop = loop
             Self.arm(&state, file: file)
-            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            source.setEventHandler { [weak account, weak self] in
-                guard let self else { return }
-                Self.drain(descriptor)
-                guard let account else { return }
-                self.configurationMayHaveChanged(account: account, file: file)
-            }
-            source.setCancelHandler { _ = Glibc.close(descriptor) }
-            state.source = source
-            source.resume()
+            loop.start { [weak account, weak self] _ in Client(watch: self, account: account, file: file) }
         }
     }
 
     func release() {
         state.withLock { state in
             state.observers -= 1
-            guard state.observers == 0, let source = state.source else { return }
-            source.cancel()
+            guard state.observers == 0, let loop = state.loop else { return }
+            loop.stop()  // does not wait; a re-read in progress that has not decided yet posts nothing
             state = State()
+        }
+    }
+
+    /// What the loop's thread keeps: after each turn that read reports (their content does not
+    /// matter: the configuration is re-read), the re-read on the queue.
+    private final class Client: InotifyLoopClient {
+        weak var watch: IdentityWatchState?
+        weak var account: UbiquityAccount?
+        let file: String
+
+        init(watch: IdentityWatchState?, account: UbiquityAccount?, file: String) {
+            self.watch = watch
+            self.account = account
+            self.file = file
+        }
+
+        func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {}
+
+        func inotifyLoopDidFinishTurn(_ loop: InotifyLoop, readEvents: Bool) {
+            loop.assertInLoop()
+            guard readEvents, let watch, let account else { return }
+            watch.queue.sync { watch.configurationMayHaveChanged(account: account, file: file, loop: loop) }
         }
     }
 
     /// On the queue: moves the watch if the folder appeared or went, then re-reads the
     /// configuration (after the move, so a file written before the new watch existed is seen) and
-    /// posts when it differs from the last one.
-    private func configurationMayHaveChanged(account: UbiquityAccount, file: String) {
+    /// posts when it differs from the last one — unless the watch of `loop` ended meanwhile.
+    private func configurationMayHaveChanged(account: UbiquityAccount, file: String, loop: InotifyLoop) {
         dispatchPrecondition(condition: .onQueue(queue))
         let watching = state.withLock { state -> Bool in
-            guard state.source != nil else { return false }
+            guard state.loop === loop else { return false }
             Self.arm(&state, file: file)
             return true
         }
         guard watching else { return }
         let now = Result { () throws(UbiquityError) in try account.configuration().identityPart }
         let changed = state.withLock { state -> Bool in
-            guard state.source != nil, state.last != now else { return false }
+            guard state.loop === loop, state.last != now else { return false }
             state.last = now
             return true
         }
@@ -137,6 +151,7 @@ final class IdentityWatchState: Sendable {
     /// it, moving the watch when that changes (the folder was created or removed) — and, when `file`
     /// is a symbolic link, the folder of the file it points to as well.
     private static func arm(_ state: inout State, file: String) {
+        guard let loop = state.loop else { return }
         let folder = (file as NSString).deletingLastPathComponent
         var resolvedFolder: String?
         if case .success(let resolved) = PathBytes.realPath(file) {
@@ -144,8 +159,8 @@ final class IdentityWatchState: Sendable {
             if parent != (try? PathBytes.realPath(folder).get()) { resolvedFolder = parent }
         }
         if resolvedFolder != state.watchedTargetFolder {
-            if state.targetWatch >= 0 { inotify_rm_watch(state.descriptor, state.targetWatch) }
-            state.targetWatch = resolvedFolder.map { path in PathBytes.withCString(path) { inotify_add_watch(state.descriptor, $0, watchMask) } } ?? -1
+            if state.targetWatch >= 0 { loop.removeWatch(state.targetWatch) }
+            state.targetWatch = resolvedFolder.flatMap { try? loop.addWatch($0, mask: watchMask).get() } ?? -1
             state.watchedTargetFolder = state.targetWatch >= 0 ? resolvedFolder : nil
         }
         var target = folder
@@ -154,8 +169,8 @@ final class IdentityWatchState: Sendable {
         }
         if target.isEmpty { target = "/" }
         guard target != state.watchedFolder else { return }
-        if state.watch >= 0 { inotify_rm_watch(state.descriptor, state.watch) }
-        state.watch = PathBytes.withCString(target) { inotify_add_watch(state.descriptor, $0, watchMask) }
+        if state.watch >= 0 { loop.removeWatch(state.watch) }
+        state.watch = (try? loop.addWatch(target, mask: watchMask).get()) ?? -1
         state.watchedFolder = state.watch >= 0 ? target : nil
     }
 
@@ -165,11 +180,5 @@ final class IdentityWatchState: Sendable {
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return PathBytes.withCString(path) { stat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    /// Reads every pending event (their content does not matter: the configuration is re-read).
-    private static func drain(_ descriptor: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while retryingOnInterrupt({ read(descriptor, &buffer, buffer.count) }) > 0 {}
     }
 }

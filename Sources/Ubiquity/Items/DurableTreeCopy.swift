@@ -16,8 +16,7 @@ enum DurableTreeCopy {
     /// `descriptor`, gives it the source's attributes and `fsync`s it. `temporaryItem` is the
     /// top-level temporary item, for the test hook.
     static func copyFile(_ source: String, info: stat, into descriptor: Int32, temporaryItem: String) throws(Errno) {
-        let input = PathBytes.withCString(source) { path in retryingOnInterrupt { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } }
-        guard input >= 0 else { throw .current }
+        let input = try PathBytes.withCString(source) { path in valueOrErrno { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } }.get()
         defer { _ = Glibc.close(input) }
         var opened = stat()
         guard fstat(input, &opened) == 0 else { throw .current }
@@ -27,8 +26,7 @@ enum DurableTreeCopy {
         var total: Int64 = 0
         var reportedFirstChunk = false
         while true {
-            let count = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { read(input, raw.baseAddress, raw.count) } }
-            if count < 0 { throw .current }
+            let count = try buffer.withUnsafeMutableBytes { raw in valueOrErrno { read(input, raw.baseAddress, raw.count) } }.get()
             if count == 0 { break }
             let failure: Errno? = buffer.withUnsafeBytes { raw in writeAll(descriptor, UnsafeRawBufferPointer(rebasing: raw[..<count])) }
             if let failure { throw failure }
@@ -46,8 +44,9 @@ enum DurableTreeCopy {
     /// `destination` (open as `descriptor`), then gives it the attributes of `info` and `fsync`s it.
     static func copyFolderContents(_ source: String, info: stat, into destination: String, descriptor: Int32,
                                    temporaryItem: String) throws(Errno) {
-        let folder = PathBytes.withCString(source) { path in retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
-        guard folder >= 0 else { throw .current }
+        let folder = try PathBytes.withCString(source) { path in
+            valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        }.get()
         let names = ItemTree.names(inFolder: folder)
         _ = Glibc.close(folder)
         for name in try names.get() {
@@ -60,13 +59,12 @@ enum DurableTreeCopy {
     /// Copies the item `source` to the new name `destination` (inside the temporary item).
     private static func copyItem(_ source: String, to destination: String, temporaryItem: String) throws(Errno) {
         var info = stat()
-        guard PathBytes.withCString(source, { lstat($0, &info) }) == 0 else { throw .current }
+        _ = try PathBytes.withCString(source) { path in valueOrErrno { lstat(path, &info) } }.get()
         switch info.st_mode & S_IFMT {
         case S_IFREG:
-            let output = PathBytes.withCString(destination) { path in
-                retryingOnInterrupt { open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            }
-            guard output >= 0 else { throw .current }
+            let output = try PathBytes.withCString(destination) { path in
+                valueOrErrno { open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            }.get()
             do throws(Errno) {
                 try copyFile(source, info: info, into: output, temporaryItem: temporaryItem)
             } catch {
@@ -75,17 +73,16 @@ enum DurableTreeCopy {
             }
             guard Glibc.close(output) == 0 else { throw .current }
         case S_IFDIR:
-            guard PathBytes.withCString(destination, { mkdir($0, 0o700) }) == 0 else { throw .current }
-            let output = PathBytes.withCString(destination) { path in
-                retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            }
-            guard output >= 0 else { throw .current }
+            _ = try PathBytes.withCString(destination) { path in valueOrErrno { mkdir(path, 0o700) } }.get()
+            let output = try PathBytes.withCString(destination) { path in
+                valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            }.get()
             defer { _ = Glibc.close(output) }
             try copyFolderContents(source, info: info, into: destination, descriptor: output, temporaryItem: temporaryItem)
         case S_IFLNK:
             try copyLink(source, info: info, to: destination)
         case S_IFIFO:
-            guard PathBytes.withCString(destination, { mkfifo($0, 0o600) }) == 0 else { throw .current }
+            _ = try PathBytes.withCString(destination) { path in valueOrErrno { mkfifo(path, 0o600) } }.get()
             try applyAttributes(of: info, toPath: destination)
         default:
             throw Errno(rawValue: EOPNOTSUPP)
@@ -97,10 +94,9 @@ enum DurableTreeCopy {
     /// follow, best effort: once the link exists, nothing else fails.
     static func copyLink(_ source: String, info: stat, to destination: String) throws(Errno) {
         var buffer = [CChar](repeating: 0, count: max(Int(info.st_size), Int(PATH_MAX)) + 1)
-        let length = PathBytes.withCString(source) { readlink($0, &buffer, buffer.count - 1) }
-        guard length >= 0 else { throw .current }
+        let length = try PathBytes.withCString(source) { path in valueOrErrno { readlink(path, &buffer, buffer.count - 1) } }.get()
         buffer[length] = 0
-        guard PathBytes.withCString(destination, { symlink(buffer, $0) }) == 0 else { throw .current }
+        _ = try PathBytes.withCString(destination) { path in valueOrErrno { symlink(buffer, path) } }.get()
         if info.st_uid != geteuid() || info.st_gid != getegid() {
             _ = PathBytes.withCString(destination) { lchown($0, info.st_uid, info.st_gid) }
         }
@@ -136,11 +132,14 @@ enum DurableTreeCopy {
 
     /// Writes every byte of `bytes`, retrying short writes and EINTR; the error, or nil.
     private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Errno? {
+        guard let base = bytes.baseAddress else { return nil }
         var offset = 0
         while offset < bytes.count {
-            let written = retryingOnInterrupt { write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) }
-            guard written > 0 else { return written < 0 ? .current : Errno(rawValue: EIO) }
-            offset += written
+            switch valueOrErrno({ write(descriptor, base + offset, bytes.count - offset) }) {
+            case .success(0): return Errno(rawValue: EIO)  // A regular file never takes nothing; don't spin.
+            case .success(let written): offset += written
+            case .failure(let error): return error
+            }
         }
         return nil
     }

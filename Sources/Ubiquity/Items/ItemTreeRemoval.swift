@@ -35,16 +35,19 @@ enum ItemTree {
     /// removed); nothing there is success.
     static func remove(_ path: String) -> Errno? {
         var info = stat()
-        if PathBytes.withCString(path, { lstat($0, &info) }) != 0 {
-            return errno == ENOENT ? nil : .current
+        switch PathBytes.withCString(path, { path in valueOrErrno { lstat(path, &info) } }) {
+        case .success: break
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): return error
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            return PathBytes.withCString(path, { unlink($0) }) == 0 || errno == ENOENT ? nil : .current
+            return failureUnlessGone(PathBytes.withCString(path) { path in valueOrErrno { unlink(path) } })
         }
-        let descriptor = PathBytes.withCString(path) { path in
-            retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        let descriptor: Int32
+        switch PathBytes.withCString(path, { path in valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): return error
         }
-        guard descriptor >= 0 else { return .current }
         let names = Self.names(inFolder: descriptor)
         _ = Glibc.close(descriptor)
         switch names {
@@ -54,15 +57,24 @@ enum ItemTree {
                 if let error = remove(join(path, name)) { return error }
             }
         }
-        return PathBytes.withCString(path, { rmdir($0) }) == 0 || errno == ENOENT ? nil : .current
+        return failureUnlessGone(PathBytes.withCString(path) { path in valueOrErrno { rmdir(path) } })
+    }
+
+    /// The error of a removal, or nil when it succeeded or nothing was there (ENOENT).
+    private static func failureUnlessGone(_ result: Result<Int32, Errno>) -> Errno? {
+        switch result {
+        case .success, .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): return error
+        }
     }
 
     /// `fsync` of the folder at `path` (so that names created or removed in it last).
     static func syncFolder(_ path: String) -> Errno? {
-        let descriptor = PathBytes.withCString(path) { path in
-            retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let descriptor: Int32
+        switch PathBytes.withCString(path, { path in valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): return error
         }
-        guard descriptor >= 0 else { return .current }
         defer { _ = Glibc.close(descriptor) }
         return fsync(descriptor) == 0 ? nil : .current
     }

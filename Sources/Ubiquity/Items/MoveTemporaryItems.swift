@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import SystemSupport
@@ -63,13 +64,15 @@ enum MoveTemporaryItems {
     /// write-locks it; the lock lasts while the returned descriptor is open.
     static func createLockedFile(_ path: String) -> Result<Int32, Errno> {
         createLocked(path) { cPath in
-            let descriptor = retryingOnInterrupt { open(cPath, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            return descriptor >= 0 ? .created(descriptor) : .failed(.current)
+            switch valueOrErrno({ open(cPath, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600) }) {
+            case .success(let descriptor): return .created(descriptor)
+            case .failure(let error): return .failed(error)
+            }
         } lock: { descriptor in
             var lock = flock()
             lock.l_type = Int16(F_WRLCK)
             lock.l_whence = Int16(SEEK_SET)
-            return retryingOnInterrupt { fcntl(descriptor, ofdSetLockWait, &lock) }
+            return valueOrErrno { fcntl(descriptor, CSHIM_F_OFD_SETLKW, &lock) }
         }
     }
 
@@ -78,18 +81,21 @@ enum MoveTemporaryItems {
     static func createLockedFolder(_ path: String) -> Result<Int32, Errno> {
         createLocked(path) { cPath in
             guard mkdir(cPath, 0o700) == 0 else { return .failed(.current) }
-            let descriptor = retryingOnInterrupt { open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            // ENOENT, ELOOP: reclaimed (or replaced) before it could be opened.
-            return descriptor >= 0 ? .created(descriptor) : [ENOENT, ELOOP].contains(errno) ? .vanished : .failed(.current)
+            switch valueOrErrno({ open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }) {
+            case .success(let descriptor): return .created(descriptor)
+            // Reclaimed (or replaced) before it could be opened.
+            case .failure(let error) where error.rawValue == ENOENT || error.rawValue == ELOOP: return .vanished
+            case .failure(let error): return .failed(error)
+            }
         } lock: { descriptor in
-            retryingOnInterrupt { flock(descriptor, LOCK_EX) }
+            valueOrErrno { flock(descriptor, LOCK_EX) }
         }
     }
 
     /// Creates with `create`, locks with `lock`, then checks that `path` still names the item (a
     /// reclaimer may have removed it between the two) and creates it again if not.
     private static func createLocked(_ path: String, create: (UnsafePointer<CChar>) -> Creation,
-                                     lock: (Int32) -> Int32) -> Result<Int32, Errno> {
+                                     lock: (Int32) -> Result<Int32, Errno>) -> Result<Int32, Errno> {
         for _ in 0..<16 {
             let descriptor: Int32
             switch PathBytes.withCString(path, { create($0) }) {
@@ -97,8 +103,8 @@ enum MoveTemporaryItems {
             case .vanished: continue
             case .failed(let error): return .failure(error)
             }
-            if lock(descriptor) != 0, ![EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS].contains(errno) {
-                let error = Errno.current
+            // A file system without the lock is not an error: the item is then written unlocked.
+            if case .failure(let error) = lock(descriptor), ![EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS].contains(error.rawValue) {
                 _ = Glibc.close(descriptor)
                 return .failure(error)
             }
@@ -127,8 +133,9 @@ enum MoveTemporaryItems {
     @discardableResult
     static func reclaim(beside destination: String) -> Int {
         guard let (folder, name) = ItemTree.split(destination) else { return 0 }
-        let directory = PathBytes.withCString(folder) { path in retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
-        guard directory >= 0 else { return 0 }
+        guard case .success(let directory) = PathBytes.withCString(folder, { path in
+            valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        }) else { return 0 }
         defer { _ = Glibc.close(directory) }
         guard case .success(let entries) = ItemTree.names(inFolder: directory) else { return 0 }
         var removed = 0
@@ -156,7 +163,7 @@ enum MoveTemporaryItems {
             var lock = flock()
             lock.l_type = Int16(F_RDLCK)
             lock.l_whence = Int16(SEEK_SET)
-            guard fcntl(descriptor, ofdSetLock, &lock) == 0 else { return false }
+            guard fcntl(descriptor, CSHIM_F_OFD_SETLK, &lock) == 0 else { return false }
         }
         // Locked: its mover is gone. Remove it, if the name still leads to what was locked.
         var named = stat()
@@ -165,8 +172,4 @@ enum MoveTemporaryItems {
         if !isFolder { return unlinkat(directory, cName, 0) == 0 }
         return ItemTree.remove(ItemTree.join(folder, entry)) == nil
     }
-
-    /// `F_OFD_SETLK` and `F_OFD_SETLKW` (from `<fcntl.h>`; not exported by the Glibc module).
-    static let ofdSetLock: Int32 = 37
-    static let ofdSetLockWait: Int32 = 38
 }

@@ -65,6 +65,6 @@ extension UbiquityAccount {
 
     private static func removalError(_ error: any Error, item: URL) -> UbiquityError {
         if let error = error as? UbiquityError { return error }
-        return .coordinationFailed(path: item.path, reason: "\(error)")
+        return .coordinationFailed(path: item.path, underlying: CoordinationError(thrownByCoordinating: error))
     }
 }

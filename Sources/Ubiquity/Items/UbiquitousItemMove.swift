@@ -14,7 +14,7 @@ package enum UbiquitousMoveFailure: Error {
     package var ubiquityError: UbiquityError {
         switch self {
         case .ubiquity(let error): return error
-        case .coordination(let error, let source): return .coordinationFailed(path: source.path, reason: error.description)
+        case .coordination(let error, let source): return .coordinationFailed(path: source.path, underlying: error)
         }
     }
 }

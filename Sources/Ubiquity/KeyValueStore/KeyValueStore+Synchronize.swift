@@ -18,7 +18,7 @@ extension KeyValueStore {
     /// - Throws: ``KeyValueStoreError/unavailable(reason:)`` when no container is available (the
     ///   changes stay in memory), ``KeyValueStoreError/storeFileUnusable(path:reason:)`` when this
     ///   device's file cannot be read (it is left as it is), or
-    ///   ``KeyValueStoreError/writeFailed(path:reason:)``; in each case the changes stay pending
+    ///   ``KeyValueStoreError/writeFailed(path:underlying:)``; in each case the changes stay pending
     ///   and the next call tries again. Other devices' unusable files are skipped, not thrown.
     public func synchronize() throws(KeyValueStoreError) {
         accountDidChange()
@@ -215,14 +215,14 @@ extension KeyValueStore {
                 file.device = folder.device
                 let data = file.encoded()
                 do throws(DocumentError) { try SafeSave.write(data, to: folder.deviceFileURL, creating: false) } catch {
-                    throw KeyValueStoreError.writeFailed(path: path, reason: error.errorDescription ?? "\(error)")
+                    throw KeyValueStoreError.writeFailed(path: path, underlying: error)
                 }
                 return KeyValueStoreFile.Snapshot(file: file, identity: FileIdentity.of(path, followingLinks: true) ?? .missing)
             }
         } catch let error as KeyValueStoreError {
             throw error
         } catch {
-            throw .writeFailed(path: path, reason: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+            throw .writeFailed(path: path, underlying: error)
         }
     }
 

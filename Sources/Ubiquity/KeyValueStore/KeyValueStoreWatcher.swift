@@ -16,100 +16,75 @@ import SystemSupport
 /// deleted or moved away, it is made again where it belongs (as the store makes it) and watched
 /// there, then `onChange` is called.
 ///
-/// One thread per watcher, asleep in `poll` on the inotify descriptor and a pipe; `stop()` (or
-/// deinit) writes to the pipe, and the thread closes the inotify descriptor and ends. The pipe is
-/// closed when both the watcher and its thread are done with it.
+/// One ``InotifyLoop`` per watcher (thread `Ubiquity.KeyValueStore.watcher`, asleep in `poll` on
+/// the inotify descriptor and the loop's wake channel); `onChange` runs on that thread, once per
+/// turn of the loop whose reports mattered (the queue is read until empty first). `stop()` (or
+/// deinit) stops the loop without waiting: it ends after an `onChange` in progress, and its
+/// descriptors are closed once both this watcher and the loop's thread are done with them.
 final class KeyValueStoreWatcher: Sendable {
-    private let wake: WakePipe
+    private let loop: InotifyLoop
 
     /// Starts watching `folderPath`; `nil` when inotify is unavailable or the folder cannot be
     /// watched (the store then sees changes only when it synchronizes).
     init?(folderPath: String, onChange: @escaping @Sendable () -> Void) {
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotify >= 0 else { return nil }
-        let watch = Self.addWatch(inotify, folderPath)
-        guard watch >= 0, let wake = WakePipe() else {
-            close(inotify)
-            return nil
-        }
-        self.wake = wake
-        let thread = Thread { Self.run(inotify: inotify, folderPath: folderPath, watch: watch, wake: wake, onChange: onChange) }
-        thread.name = "Ubiquity.KeyValueStore.watcher"
-        thread.start()
+        guard let loop = try? InotifyLoop(name: "Ubiquity.KeyValueStore.watcher"),
+              case .success(let watch) = loop.addWatch(folderPath, mask: Self.events) else { return nil }
+        self.loop = loop
+        loop.start { _ in Client(folderPath: folderPath, watch: watch, onChange: onChange) }
     }
 
-    /// Ends the watching thread. Idempotent.
-    func stop() { wake.signal() }
+    /// Ends the watching thread (without waiting for it). Idempotent; any thread, the watcher's
+    /// own (inside `onChange`) included.
+    func stop() { loop.stop() }
 
     deinit { stop() }
 
-    /// A pipe whose one byte tells the thread to end.
-    private final class WakePipe: Sendable {
-        let readEnd: Int32
-        private let writeEnd: Int32
-        private let signalled = Locked(false)
+    private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE
+                                       | IN_DELETE_SELF | IN_MOVE_SELF)
 
-        init?() {
-            var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { return nil }
-            _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-            readEnd = ends[0]
-            writeEnd = ends[1]
+    /// What the loop's thread keeps: the folder's watch and what the turn's reports said.
+    private final class Client: InotifyLoopClient {
+        let folderPath: String
+        let onChange: @Sendable () -> Void
+        var watch: Int32
+        var relevant = false
+        var folderGone = false
+
+        init(folderPath: String, watch: Int32, onChange: @escaping @Sendable () -> Void) {
+            self.folderPath = folderPath
+            self.watch = watch
+            self.onChange = onChange
         }
 
-        func signal() {
-            guard signalled.withLock({ already in defer { already = true }; return !already }) else { return }
-            var byte: UInt8 = 1
-            _ = write(writeEnd, &byte, 1)
-        }
-
-        deinit {
-            close(readEnd)
-            close(writeEnd)
-        }
-    }
-
-    private static func addWatch(_ inotify: Int32, _ folderPath: String) -> Int32 {
-        let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
-        return PathBytes.withCString(folderPath) { inotify_add_watch(inotify, $0, events) }
-    }
-
-    private static func run(inotify: Int32, folderPath: String, watch: Int32, wake: WakePipe, onChange: @Sendable () -> Void) {
-        defer { close(inotify) }
-        var watch = watch
-        let size = 64 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
-        defer { buffer.deallocate() }
-        var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
-        while true {
-            let ready = retryingOnInterrupt { poll(&descriptors, 2, -1) }
-            if ready < 0 || descriptors[1].revents != 0 { return }
-            var relevant = false
-            var folderGone = false
-            while true {
-                let count = read(inotify, buffer, size)
-                if count <= 0 { break }
-                for event in InotifyEvent.decode(buffer, count: count) {
-                    if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0, event.descriptor == watch {
-                        relevant = true
-                        folderGone = true
-                    } else if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                        relevant = true
-                    } else if !event.name.isEmpty, KeyValueStoreFolder.matters(event.name) {
-                        relevant = true
-                    }
+        func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+            loop.assertInLoop()
+            for event in events {
+                if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0, event.descriptor == watch {
+                    relevant = true
+                    folderGone = true
+                } else if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    relevant = true
+                } else if !event.name.isEmpty, KeyValueStoreFolder.matters(event.name) {
+                    relevant = true
                 }
             }
+        }
+
+        /// After the turn's reads (the whole queue): the folder watched again where it belongs if
+        /// it went, then `onChange` if anything mattered.
+        func inotifyLoopDidFinishTurn(_ loop: InotifyLoop, readEvents: Bool) {
+            loop.assertInLoop()
             if folderGone {
                 // Deleted (the kernel dropped the watch) or moved away (the watch follows it).
-                inotify_rm_watch(inotify, watch)
+                loop.removeWatch(watch)
                 try? FileManager.default.createDirectory(at: PathBytes.fileURL(folderPath, isDirectory: true),
                                                          withIntermediateDirectories: true)
-                watch = addWatch(inotify, folderPath)
+                watch = (try? loop.addWatch(folderPath, mask: KeyValueStoreWatcher.events).get()) ?? -1
             }
-            if relevant { onChange() }
+            let changed = relevant
+            relevant = false
+            folderGone = false
+            if changed { onChange() }
         }
     }
 }

@@ -93,7 +93,7 @@ public final class MetadataQuery: Sendable {
     ///   system refuses an `inotify` instance (then nothing was started).
     public func start() throws(MetadataQueryError) {
         let roots = ScopeRoot.resolve(scopes, account: account)
-        guard let control = QueryEngineControl() else { throw .cannotWatch(reason: "pipe failed: \(Errno.current)") }
+        let control = QueryEngineControl()
         let run: Int? = state.withLock { state in
             guard state.phase == .idle || state.phase == .stopped else { return nil }
             state.phase = .gathering

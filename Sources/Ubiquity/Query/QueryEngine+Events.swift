@@ -4,23 +4,26 @@ import FileCoordination
 import SystemSupport
 
 extension QueryEngine {
-    /// Reads and applies what the kernel has queued: at most `maximumReads` reads of the queue, so
-    /// that a long burst of changes is delivered as it goes (the loop comes back at once while
-    /// more is queued). Never waits. The two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`) are
-    /// queued by one `rename`, one after the other, and a read can come between them: a first half
-    /// read alone is held (``HeldRemovals``), and the second half makes it a change whenever it is
-    /// read within the hold.
-    func readEvents(into buffer: UnsafeMutableRawPointer) {
-        var overflowed = false
-        for _ in 0..<Self.maximumReads {
-            let count = read(inotify, buffer, 64 * 1024)
-            if count <= 0 { break }
-            for report in InotifyEvent.decode(buffer, count: count) {
-                if report.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true; continue }
-                if setsAsideMovedTo, report.mask & UInt32(IN_MOVED_TO) != 0 { asideMovedTo.append(report); continue }
-                apply(report)
-            }
+    /// Applies one read's reports (the loop reads at most ``maximumReads`` times a turn, so that a
+    /// long burst of changes is delivered as it goes: the loop comes back at once while more is
+    /// queued). The two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`) are queued by one
+    /// `rename`, one after the other, and a read can come between them: a first half read alone is
+    /// held (``HeldRemovals``), and the second half makes it a change whenever it is read within
+    /// the hold. An `IN_Q_OVERFLOW` is acted on once the turn's reads are done (``finishReading(readingQueued:)``).
+    func apply(_ reports: [InotifyEvent]) {
+        loop.assertInLoop()
+        for report in reports {
+            if report.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true; continue }
+            if setsAsideMovedTo, report.mask & UInt32(IN_MOVED_TO) != 0 { asideMovedTo.append(report); continue }
+            apply(report)
         }
+    }
+
+    /// Ends a turn's reading: with `readingQueued` (the loop did not read this turn), first reads
+    /// and applies what the kernel has queued, without waiting, at most ``maximumReads`` times;
+    /// then walks again after an overflow, and notes what is pending.
+    func finishReading(readingQueued: Bool) {
+        if readingQueued { loop.readQueued(maximumReads: Self.maximumReads) { apply($0) } }
         if overflowed { recoverFromOverflow() }
         reportWatchProblem()
         notePending()
@@ -31,6 +34,7 @@ extension QueryEngine {
 
     /// Tests: applies the second halves of renames set aside (``QueryEngineControl/Commands/setsAsideMovedTo``).
     func applyAsideMovedTo() {
+        loop.assertInLoop()
         let reports = asideMovedTo
         asideMovedTo = []
         for report in reports { apply(report) }
@@ -40,6 +44,7 @@ extension QueryEngine {
 
     /// Ends the holds whose time is up: their removals are reported now.
     func endHolds() {
+        loop.assertInLoop()
         for expired in held.expire(asOf: clock.now) {
             switch expired {
             case .deletion(let item): results.reportRemoval(item)

@@ -27,6 +27,7 @@ extension QueryEngine {
     @discardableResult
     func walk(from top: String, root: ScopeRoot, reuse: (String) -> MetadataItem?, gathering: Bool = false,
               onFolderDone: () -> Bool = { true }, seen: ((String) -> Void)? = nil) -> [String] {
+        loop.assertInLoop()
         var stack = [top]
         var walked: [String] = []
         while let folder = stack.popLast() {
@@ -114,10 +115,10 @@ extension QueryEngine {
     /// the results match what is there — new items added, different ones changed, missing ones
     /// removed, each once — and watches exactly the folders found.
     func recoverFromOverflow() {
+        loop.assertInLoop()
         // Whatever is still queued predates the rescan, which sees its effects anyway.
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        while read(inotify, buffer, 64 * 1024) > 0 {}
+        loop.discardQueued()
+        overflowed = false
         // Renames whose second halves were thrown away: the moved items are found again as new.
         for away in held.takeAllMoves() { reportRemoval(of: away) }
         var seen: Set<ExactName> = []

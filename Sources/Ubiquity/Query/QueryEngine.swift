@@ -26,13 +26,16 @@ struct QueryEngineSettings: Sendable {
     var problem: @Sendable (String) -> Void
 }
 
-/// The thread of one running query: walks the scopes (gathering), then sleeps in `poll` on its
-/// `inotify` descriptor and its control `eventfd`, applies the kernel's reports to the results,
-/// and delivers batches of changes. Everything here belongs to that thread alone.
-final class QueryEngine {
+/// One running query on its own ``InotifyLoop`` (thread `Ubiquity.MetadataQuery`): walks the
+/// scopes (gathering, when the loop starts), then sleeps in the loop's `poll` — on its `inotify`
+/// descriptor, its wake channel (``QueryEngineControl``'s commands) and the next deadline (a hold
+/// ending, a batch falling due) — applies the kernel's reports to the results, and delivers batches
+/// of changes. Made on the loop's thread, by the loop, and everything here belongs to that thread
+/// alone (asserted with `loop.assertInLoop()` where the loop calls in).
+final class QueryEngine: InotifyLoopClient {
     let settings: QueryEngineSettings
     let control: QueryEngineControl
-    let inotify: Int32
+    let loop: InotifyLoop
     var results: ResultSet
     var watches: WatchTable
     /// Removals waiting a moment for what makes them a change.
@@ -45,73 +48,85 @@ final class QueryEngine {
     /// When the oldest undelivered change was made.
     var pendingSince: ContinuousClock.Instant?
     let clock = ContinuousClock()
+    /// Whether a report read since the last rescan was `IN_Q_OVERFLOW` (the rescan comes once the
+    /// turn's reads are done).
+    var overflowed = false
 
-    /// Starts the thread; nil when no `inotify` descriptor can be had (then `reason` says why).
+    /// Starts the loop; nil when no `inotify` descriptor (or wake channel) can be had (then
+    /// `reason` says why).
     static func start(_ settings: QueryEngineSettings, control: QueryEngineControl) -> String? {
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotify >= 0 else { return "inotify_init1 failed: \(Errno.current) (raise fs.inotify.max_user_instances)" }
-        let thread = Thread {
-            let engine = QueryEngine(settings: settings, control: control, inotify: inotify)
-            engine.run()
+        let loop: InotifyLoop
+        do {
+            loop = try InotifyLoop(name: "Ubiquity.MetadataQuery", maximumReadsPerTurn: maximumReads)
+        } catch .inotify(let error) {
+            return "inotify_init1 failed: \(error) (raise fs.inotify.max_user_instances)"
+        } catch {
+            return error.description
         }
-        thread.name = "Ubiquity.MetadataQuery"
-        thread.start()
+        control.attach(loop)
+        loop.start { loop in QueryEngine(settings: settings, control: control, loop: loop) }
         return nil
     }
 
-    private init(settings: QueryEngineSettings, control: QueryEngineControl, inotify: Int32) {
+    private init(settings: QueryEngineSettings, control: QueryEngineControl, loop: InotifyLoop) {
         self.settings = settings
         self.control = control
-        self.inotify = inotify
+        self.loop = loop
         results = ResultSet(sortKeys: settings.sortKeys)
-        watches = WatchTable(inotify: inotify)
+        watches = WatchTable(loop: loop)
     }
 
-    private func run() {
-        defer { close(inotify) }
+    // MARK: The loop's calls
+
+    /// Gathering, before the loop's first wait.
+    func inotifyLoopDidStart(_ loop: InotifyLoop) {
+        loop.assertInLoop()
         settings.output(QueryEngineOutput(event: .didStartGathering, results: []))
         gather()
-        if control.commands.withLock({ $0.stop }) { return }
+        if control.commands.withLock({ $0.stop }) { return }  // stopped: the loop ends at once
         reportWatchProblem()
         settings.output(QueryEngineOutput(event: .didFinishGathering, results: results.ordered))
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: control.wake, events: Int16(POLLIN), revents: 0)]
-            let ready = retryingOnInterrupt { poll(&descriptors, 2, pollTimeout()) }
-            if ready < 0 { return }
-            if descriptors[1].revents != 0 {
-                let commands = control.take()
-                if commands.stop { return }
-                if let hold = commands.hold {
-                    hold.entered.signal()
-                    hold.release.wait()
-                }
-                if commands.overflow { recoverFromOverflow() }
-                if let setsAside = commands.setsAsideMovedTo { setsAsideMovedTo = setsAside }
-                if commands.applyAsideMovedTo { applyAsideMovedTo() }
-            }
-            let holdEnded = held.nextDeadline().map { $0 <= clock.now } ?? false
-            // Read before ending a hold: what ends it may just have been queued.
-            if descriptors[0].revents != 0 || holdEnded { readEvents(into: buffer) }
-            if holdEnded { endHolds() }
-            deliverIfDue()
-        }
     }
 
-    /// Milliseconds until the pending changes are due or a hold ends (-1: neither, sleep until woken).
-    private func pollTimeout() -> Int32 {
+    /// The loop comes back when the pending changes are due or a hold ends (nil: neither, sleep
+    /// until the kernel reports or a command comes).
+    func inotifyLoopDeadline(_ loop: InotifyLoop) -> ContinuousClock.Instant? {
         var wake = held.nextDeadline()
         if let pendingSince, results.hasPendingChanges, settings.canDeliver() {
             let due = pendingSince + settings.batchingInterval
             wake = wake.map { min($0, due) } ?? due
         }
-        guard let wake else { return -1 }
-        let remaining = wake - clock.now
-        if remaining <= .zero { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        return Int32(min(Int64(Int32.max), seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+        return wake
+    }
+
+    /// Commands (``QueryEngineControl``), before the turn's reports are read.
+    func inotifyLoopWasWoken(_ loop: InotifyLoop) {
+        loop.assertInLoop()
+        let commands = control.take()
+        if commands.stop { return }  // the loop ends at its next check
+        if let hold = commands.hold {
+            hold.entered.signal()
+            hold.release.wait()
+        }
+        if commands.overflow { recoverFromOverflow() }
+        if let setsAside = commands.setsAsideMovedTo { setsAsideMovedTo = setsAside }
+        if commands.applyAsideMovedTo { applyAsideMovedTo() }
+    }
+
+    /// One read's reports (at most ``maximumReads`` reads a turn).
+    func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+        apply(events)
+    }
+
+    /// After the turn's reads: when a hold ended, what is queued is read first (what ends it may
+    /// just have been queued); then the rescan an overflow asks for; then the holds that ended
+    /// are reported; then a batch is delivered if it is due.
+    func inotifyLoopDidFinishTurn(_ loop: InotifyLoop, readEvents: Bool) {
+        loop.assertInLoop()
+        let holdEnded = held.nextDeadline().map { $0 <= clock.now } ?? false
+        if readEvents || holdEnded { finishReading(readingQueued: !readEvents) }
+        if holdEnded { endHolds() }
+        deliverIfDue()
     }
 
     /// Notes that a change is pending (starting the batching interval).
@@ -120,6 +135,7 @@ final class QueryEngine {
     }
 
     private func deliverIfDue() {
+        loop.assertInLoop()
         notePending()
         guard let pendingSince, settings.canDeliver() else { return }
         guard results.hasPendingChanges else { self.pendingSince = nil; return }

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
 import FileCoordination
+import SystemSupport
 
 /// The thread-safe side of a running query's engine: commands for its thread (stop, deliver what
-/// is pending, rescan, hold for a test), each followed by a wake-up byte through a pipe that the
-/// thread polls together with its `inotify` descriptor. The pipe is closed when the last
-/// reference goes (never while someone might still write to it).
+/// is pending, rescan, hold for a test), each followed by a wake of the engine's ``InotifyLoop``
+/// (its `eventfd`, which the loop polls together with its `inotify` descriptor); a stop stops the
+/// loop. Commands sent before the loop is attached wait for it.
 final class QueryEngineControl: Sendable {
     struct Commands {
         var stop = false
@@ -21,38 +22,39 @@ final class QueryEngineControl: Sendable {
         var setsAsideMovedTo: Bool?
         /// Tests: apply the second halves set aside, in the order read.
         var applyAsideMovedTo = false
+
+        /// Whether anything was asked for.
+        var isEmpty: Bool {
+            !stop && !flush && !overflow && hold == nil && setsAsideMovedTo == nil && !applyAsideMovedTo
+        }
     }
     let commands = Locked(Commands())
-    /// The pipe's read end, which the thread polls.
-    let wake: Int32
-    private let wakeWriter: Int32
+    /// The engine's loop, once started (with `commands`' lock taken first when both are).
+    private let loop = Locked<InotifyLoop?>(nil)
 
-    init?() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    init() {}
+
+    /// Hands the commands to `loop` (the engine's, about to start): those sent already, at once.
+    func attach(_ loop: InotifyLoop) {
+        commands.withLock { commands in
+            self.loop.withLock { $0 = loop }
+            if commands.stop { loop.stop() } else if !commands.isEmpty { loop.wake() }
         }
-        wake = ends[0]
-        wakeWriter = ends[1]
     }
 
-    deinit {
-        close(wake)
-        close(wakeWriter)
-    }
-
+    /// Changes the commands, then wakes the loop (stops it, for a stop). Neither waits, so this is
+    /// safe under any lock, on any thread.
     func send(_ change: (inout Commands) -> Void) {
-        commands.withLock(change)
-        var one: UInt8 = 1
-        _ = write(wakeWriter, &one, 1)   // a full pipe already wakes the thread
+        commands.withLock { commands in
+            change(&commands)
+            guard let loop = loop.withLock({ $0 }) else { return }
+            if commands.stop { loop.stop() } else { loop.wake() }
+        }
     }
 
+    /// The commands sent since the last call (on the loop's thread, when it was woken).
     func take() -> Commands {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(wake, &bytes, bytes.count) > 0 {}
-        return commands.withLock { commands in
+        commands.withLock { commands in
             let taken = commands
             commands.flush = false
             commands.overflow = false

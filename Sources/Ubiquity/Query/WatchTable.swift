@@ -3,9 +3,10 @@ import Glibc
 import SystemSupport
 
 /// The `inotify` watches of one query: one per folder under its scopes (inotify is not
-/// recursive), by path and by watch descriptor. Owned by the query's thread; unsynchronized.
+/// recursive), by path and by watch descriptor, in the query's ``InotifyLoop``. Owned by the
+/// query's thread (the loop's); unsynchronized.
 struct WatchTable {
-    let inotify: Int32
+    let loop: InotifyLoop
     /// By exact bytes (``ExactName``): two folders whose names differ only in Unicode
     /// normalization are two watches.
     private(set) var byPath: [ExactName: Int32] = [:]
@@ -19,17 +20,18 @@ struct WatchTable {
     static let events = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB
                                | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
 
-    init(inotify: Int32) {
-        self.inotify = inotify
+    init(loop: InotifyLoop) {
+        self.loop = loop
     }
 
     /// Watches `path` (again: the kernel answers the same descriptor for the same folder, which
     /// then stands for this path). False when it cannot be watched.
     @discardableResult
     mutating func add(_ path: String) -> Bool {
-        let descriptor = PathBytes.withCString(path) { inotify_add_watch(inotify, $0, Self.events) }
-        guard descriptor >= 0 else {
-            let error = Errno.current
+        let descriptor: Int32
+        switch loop.addWatch(path, mask: Self.events) {
+        case .success(let added): descriptor = added
+        case .failure(let error):
             if failure == nil, error.rawValue != ENOENT, error.rawValue != ENOTDIR {
                 failure = "\(PathBytes.display(path)) cannot be watched for changes: \(error)"
                     + (error.rawValue == ENOSPC ? " (raise fs.inotify.max_user_watches)" : "")
@@ -57,7 +59,7 @@ struct WatchTable {
     /// Stops watching `folder` and every folder inside it.
     mutating func removeSubtree(_ folder: String) {
         for (path, descriptor) in byPath where PathBytes.haveSameBytes(path.string, folder) || CanonicalPathSupport.isInside(path.string, folder) {
-            inotify_rm_watch(inotify, descriptor)
+            loop.removeWatch(descriptor)
             byPath.removeValue(forKey: path)
             byDescriptor.removeValue(forKey: descriptor)
         }
@@ -66,7 +68,7 @@ struct WatchTable {
     /// Stops watching the folders not in `kept` (after a rescan).
     mutating func removeAll(except kept: Set<ExactName>) {
         for (path, descriptor) in byPath where !kept.contains(path) {
-            inotify_rm_watch(inotify, descriptor)
+            loop.removeWatch(descriptor)
             byPath.removeValue(forKey: path)
             byDescriptor.removeValue(forKey: descriptor)
         }

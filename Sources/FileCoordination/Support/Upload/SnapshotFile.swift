@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 import SystemSupport
 
@@ -21,9 +22,10 @@ final class SnapshotFile {
     static func open(_ name: [UInt8], in directory: Int32, flags: Int32, mode: mode_t = 0,
                      displayPath: String) throws(CoordinationError) -> SnapshotFile {
         let cName = (name + [0]).map { CChar(bitPattern: $0) }
-        let descriptor = retryingOnInterrupt { openat(directory, cName, flags | O_CLOEXEC, mode) }
-        guard descriptor >= 0 else { throw .ioFailed(path: displayPath, errno: errno) }
-        return SnapshotFile(descriptor: descriptor, path: displayPath)
+        switch valueOrErrno({ openat(directory, cName, flags | O_CLOEXEC, mode) }) {
+        case .success(let descriptor): return SnapshotFile(descriptor: descriptor, path: displayPath)
+        case .failure(let error): throw .ioFailed(path: displayPath, errno: error.rawValue)
+        }
     }
 
     func status() throws(CoordinationError) -> stat {
@@ -37,10 +39,9 @@ final class SnapshotFile {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
-            let count = retryingOnInterrupt {
+            let count = try checked(valueOrErrno {
                 pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
-            }
-            if count < 0 { throw .ioFailed(path: path, errno: errno) }
+            })
             if count == 0 { break }
             done += count
         }
@@ -52,10 +53,9 @@ final class SnapshotFile {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let count = retryingOnInterrupt {
+            let count = try checked(valueOrErrno {
                 pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
-            }
-            if count < 0 { throw .ioFailed(path: path, errno: errno) }
+            })
             // A regular file never accepts zero bytes without an error; don't spin if one does.
             if count == 0 { throw .ioFailed(path: path, errno: EIO) }
             done += count
@@ -64,15 +64,21 @@ final class SnapshotFile {
 
     /// Sets the file's length (gives a copy that ends in a hole its full length).
     func truncate(to length: UInt64) throws(CoordinationError) {
-        guard retryingOnInterrupt({ ftruncate(descriptor, off_t(length)) }) == 0 else {
-            throw .ioFailed(path: path, errno: errno)
+        _ = try checked(valueOrErrno { ftruncate(descriptor, off_t(length)) })
+    }
+
+    /// The value, or ``CoordinationError/ioFailed(path:errno:)`` naming this file.
+    private func checked<I>(_ result: Result<I, Errno>) throws(CoordinationError) -> I {
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw .ioFailed(path: path, errno: error.rawValue)
         }
     }
 
     /// Where the next data (not a hole) starts at or after `offset`: `nil` when only a hole
     /// follows up to the end, `offset` itself when the file system cannot tell holes apart.
     func nextData(from offset: UInt64) throws(CoordinationError) -> UInt64? {
-        let found = lseek(descriptor, off_t(offset), Self.seekData)
+        let found = lseek(descriptor, off_t(offset), CSHIM_SEEK_DATA)
         if found >= 0 { return UInt64(found) }
         switch errno {
         case ENXIO: return nil
@@ -83,20 +89,13 @@ final class SnapshotFile {
 
     /// Where the next hole (or the end of the file) starts at or after `offset`.
     func nextHole(from offset: UInt64, end: UInt64) throws(CoordinationError) -> UInt64 {
-        let found = lseek(descriptor, off_t(offset), Self.seekHole)
+        let found = lseek(descriptor, off_t(offset), CSHIM_SEEK_HOLE)
         if found >= 0 { return UInt64(found) }
         switch errno {
         case ENXIO, EINVAL, EOPNOTSUPP: return end
         default: throw .ioFailed(path: path, errno: errno)
         }
     }
-}
-
-extension SnapshotFile {
-    /// `SEEK_DATA` and `SEEK_HOLE` (Linux values; Glibc does not export them to Swift).
-    private static let seekData: Int32 = 3
-    private static let seekHole: Int32 = 4
-
 }
 
 extension Array where Element == UInt8 {

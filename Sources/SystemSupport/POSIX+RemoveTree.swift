@@ -1,6 +1,4 @@
-import Foundation
 import Glibc
-import SystemSupport
 
 // Recursive removal of temporary and replaced trees. Any thread.
 
@@ -10,7 +8,7 @@ extension POSIX {
     /// descriptor of their folder). Best effort: keeps going past failures and returns the first
     /// one, if any; `nil` when everything is gone (or nothing was there).
     @discardableResult
-    static func removeTree(_ path: String) -> SystemCallError? {
+    package static func removeTree(_ path: String) -> SystemCallError? {
         PathBytes.withCString(path) { cPath in removeTree(cPath, path: path) }
     }
 
@@ -24,8 +22,11 @@ extension POSIX {
             return Glibc.unlink(cPath) == 0 || errno == ENOENT
                 ? nil : SystemCallError(call: "unlink", path: path, code: errno)
         }
-        let fd = retryingOnInterrupt { Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        guard fd >= 0 else { return SystemCallError(call: "open", path: path, code: errno) }
+        let fd: Int32
+        switch valueOrErrno({ Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }) {
+        case .success(let opened): fd = opened
+        case .failure(let error): return SystemCallError(call: "open", path: path, errno: error)
+        }
         var first = removeContents(ofDirectory: fd, path: path)
         _ = Glibc.close(fd)
         if rmdir(cPath) != 0, first == nil { first = SystemCallError(call: "rmdir", path: path, code: errno) }
@@ -66,12 +67,12 @@ extension POSIX {
                 continue
             }
             if info.st_mode & S_IFMT == S_IFDIR {
-                let child = retryingOnInterrupt { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0) }
-                if child >= 0 {
+                switch valueOrErrno({ openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0) }) {
+                case .success(let child):
                     if let error = removeContents(ofDirectory: child, path: shown), first == nil { first = error }
                     _ = Glibc.close(child)
-                } else if first == nil {
-                    first = SystemCallError(call: "open", path: shown, code: errno)
+                case .failure(let error):
+                    if first == nil { first = SystemCallError(call: "open", path: shown, errno: error) }
                 }
                 if unlinkat(fd, name, AT_REMOVEDIR) != 0, first == nil {
                     first = SystemCallError(call: "rmdir", path: shown, code: errno)

@@ -1,14 +1,19 @@
 import Foundation
 import Glibc
-import SystemSupport
 
-// Path-based POSIX calls; see POSIXFile.swift for the conventions. Every path is a lossless path
-// string and reaches the kernel through `PathBytes.withCString`, byte for byte. Any thread.
+// Thin throwing wrappers over the path-based POSIX calls, in the manner of apple/swift-system:
+// every result is checked, EINTR is retried where the call may be interrupted
+// (``valueOrErrno(retryOnInterrupt:_:)``), errno is read inside the call's closure, and failures
+// become a ``SystemCallError`` naming the call, the path and errno. Every path is a lossless path
+// string and reaches the kernel through ``PathBytes/withCString(_:_:)``, byte for byte: a name
+// that is not valid UTF-8 is handled like any other. Used for saving and reading documents and
+// packages (CloudDocuments), and wherever another module needs the same calls.
+// Every function may be called on any thread; none keeps state between calls.
 
 /// Namespace for the path-based calls.
-enum POSIX {
+package enum POSIX {
     /// `open(2)`, retrying on EINTR. `O_CLOEXEC` is always added.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> FileDescriptor {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> FileDescriptor {
         let fd = try PathBytes.withCString(path) { cPath in
             valueOrErrno { Glibc.open(cPath, flags | O_CLOEXEC, mode) }
         }.get(call: "open", path: path)
@@ -16,7 +21,7 @@ enum POSIX {
     }
 
     /// `lstat(2)` (does not follow a final symbolic link); `nil` if nothing is at `path`.
-    static func linkStatus(_ path: String) throws(SystemCallError) -> stat? {
+    package static func linkStatus(_ path: String) throws(SystemCallError) -> stat? {
         var info = stat()
         switch PathBytes.withCString(path, { cPath in valueOrErrno { lstat(cPath, &info) } }) {
         case .success: return info
@@ -26,7 +31,7 @@ enum POSIX {
     }
 
     /// `stat(2)` (follows symbolic links); `nil` if nothing is at `path` (or a link dangles).
-    static func status(_ path: String) throws(SystemCallError) -> stat? {
+    package static func status(_ path: String) throws(SystemCallError) -> stat? {
         var info = stat()
         switch PathBytes.withCString(path, { cPath in valueOrErrno { stat(cPath, &info) } }) {
         case .success: return info
@@ -36,57 +41,57 @@ enum POSIX {
     }
 
     /// `mkdir(2)`; the process umask applies to `mode`.
-    static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
+    package static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
         _ = try PathBytes.withCString(path) { cPath in valueOrErrno { mkdir(cPath, mode) } }
             .get(call: "mkdir", path: path)
     }
 
     /// `rename(2)`.
-    static func rename(_ source: String, to destination: String) throws(SystemCallError) {
+    package static func rename(_ source: String, to destination: String) throws(SystemCallError) {
         _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.rename(from, to) } }
             .get(call: "rename", path: destination)
     }
 
     /// `link(2)`.
-    static func link(_ source: String, to destination: String) throws(SystemCallError) {
+    package static func link(_ source: String, to destination: String) throws(SystemCallError) {
         _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.link(from, to) } }
             .get(call: "link", path: destination)
     }
 
     /// `unlink(2)`.
-    static func unlink(_ path: String) throws(SystemCallError) {
+    package static func unlink(_ path: String) throws(SystemCallError) {
         _ = try PathBytes.withCString(path) { cPath in valueOrErrno { Glibc.unlink(cPath) } }
             .get(call: "unlink", path: path)
     }
 
     /// `unlink(2)`, ignoring failure (for cleaning up after another failure).
-    static func removeFileQuietly(_ path: String) {
+    package static func removeFileQuietly(_ path: String) {
         _ = PathBytes.withCString(path) { Glibc.unlink($0) }
     }
 
     /// Calls `body` with the exact bytes of two lossless path strings.
-    static func withCStrings<R>(_ first: String, _ second: String,
-                                _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> R) -> R {
+    package static func withCStrings<R>(_ first: String, _ second: String,
+                                        _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> R) -> R {
         PathBytes.withCString(first) { a in PathBytes.withCString(second) { b in body(a, b) } }
     }
 
     /// Flags of `renameat2(2)`.
-    typealias RenameFlag = RenameAt2.Flag
+    package typealias RenameFlag = RenameAt2.Flag
 
-    /// `renameat2(2)` with one flag (``RenameAt2``). Throws errno ENOSYS when the C library lacks
-    /// the call; file systems that lack the flag answer EINVAL (callers fall back on both).
-    static func rename(_ source: String, to destination: String, flag: RenameFlag) throws(SystemCallError) {
+    /// `renameat2(2)` with one flag (``RenameAt2``). Throws errno ENOSYS when the kernel lacks the
+    /// call; file systems that lack the flag answer EINVAL (callers fall back on both).
+    package static func rename(_ source: String, to destination: String, flag: RenameFlag) throws(SystemCallError) {
         let call = flag == .exchange ? "renameat2(RENAME_EXCHANGE)" : "renameat2(RENAME_NOREPLACE)"
         try RenameAt2.rename(source, to: destination, flag: flag).get(call: call, path: destination)
     }
 
     /// Whether a `renameat2` failure means "this kernel, C library or file system does not
     /// support the flag" rather than a real failure.
-    static func isUnsupported(_ error: SystemCallError) -> Bool { RenameAt2.isUnsupported(error.errno) }
+    package static func isUnsupported(_ error: SystemCallError) -> Bool { RenameAt2.isUnsupported(error.errno) }
 
     /// Opens a directory and `fsync`s it, so that entries created, renamed or removed in it
     /// survive a power loss.
-    static func syncDirectory(_ path: String) throws(SystemCallError) {
+    package static func syncDirectory(_ path: String) throws(SystemCallError) {
         let directory = try open(path, O_RDONLY | O_DIRECTORY)
         do {
             try directory.sync()
@@ -100,7 +105,7 @@ enum POSIX {
     /// The names in a directory, without `"."` and `".."`, in directory order. Names that are not
     /// valid UTF-8 are not in `names`: they are returned in `invalid`, decoded with replacement
     /// characters, for an error message.
-    static func directoryEntries(_ path: String) throws(SystemCallError) -> (names: [String], invalid: [String]) {
+    package static func directoryEntries(_ path: String) throws(SystemCallError) -> (names: [String], invalid: [String]) {
         let stream = try PathBytes.withCString(path) { cPath in pointerOrErrno { opendir(cPath) } }
             .get(call: "opendir", path: path)
         defer { closedir(stream) }
@@ -129,14 +134,14 @@ enum POSIX {
 
     /// `realpath(3)`: the absolute path with every symbolic link resolved, or `nil` on failure
     /// (for example a dangling link).
-    static func resolvedPath(_ path: String) -> String? {
+    package static func resolvedPath(_ path: String) -> String? {
         try? PathBytes.realPath(path).get()
     }
 
     /// The process's file creation mask, read from `/proc/self/status` without changing it
     /// (`umask(2)` can only be read by setting it, which races with other threads). Falls back to
     /// `0o022` when the line is missing (kernels before 4.7).
-    static func currentUmask() -> mode_t {
+    package static func currentUmask() -> mode_t {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0o022 }
         for line in status.split(separator: "\n") where line.hasPrefix("Umask:") {
             let value = line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CloudDocuments
+@testable import FileCoordination
 
 struct InternalItemCase: Sendable, CustomTestStringConvertible {
     let name: String

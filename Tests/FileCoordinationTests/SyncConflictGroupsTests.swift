@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CloudDocuments
+@testable import FileCoordination
 
 @Suite("Conflict copies grouped by original")
 struct SyncConflictGroupsTests {
