@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-/// The lock directory the workers use, as the library finds it (Sources/FileCoordination/Locking/
+/// The lock directory the workers use, as the library finds it (Sources/FileCoordination/LockFiles/
 /// LockDirectory.swift): `$CLOUDDOCUMENTS_LOCK_DIR` when set, else `/run/user/<uid>/clouddocuments`
 /// when `/run/user/<uid>` is a real folder of ours, else `/tmp/clouddocuments-<uid>`. The library
 /// keeps that type internal, so the rule is repeated here; the soak normally sets the variable to
