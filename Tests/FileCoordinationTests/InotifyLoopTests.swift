@@ -186,11 +186,7 @@ struct InotifyLoopTests {
         let folder = try TemporaryFolder()
         let loop = try InotifyLoop(name: "test.overflow")
         _ = try loop.addWatch(folder.path, mask: UInt32(IN_CREATE | IN_DELETE)).get()
-        let recorder = Recorder()
-        let busy = Gate()
-        loop.start { _ in RecordingClient(recorder, holdOnFirstWake: busy) }
-        loop.wake()
-        #expect(busy.entered.wait(timeout: .now() + 60) == .success)
+        let (recorder, busy) = startHeldOnFirstWake(loop)
         // Alternating creations and deletions of one name: no two neighbours merge in the queue.
         for _ in 0...(limit / 2) {
             folder.create("churn")
@@ -207,11 +203,7 @@ struct InotifyLoopTests {
         let folder = try TemporaryFolder()
         let loop = try InotifyLoop(name: "test.reads", maximumReadsPerTurn: 1)
         _ = try loop.addWatch(folder.path, mask: UInt32(IN_CREATE | IN_DELETE)).get()
-        let recorder = Recorder()
-        let busy = Gate()
-        loop.start { _ in RecordingClient(recorder, holdOnFirstWake: busy) }
-        loop.wake()
-        #expect(busy.entered.wait(timeout: .now() + 60) == .success)
+        let (recorder, busy) = startHeldOnFirstWake(loop)
         // About 64 bytes a pair of reports: 4,000 pairs fill several 64 KiB reads.
         for _ in 0..<4000 {
             folder.create("n")
@@ -233,6 +225,17 @@ struct InotifyLoopTests {
             }
         }
         #expect(turnsWithReads >= 2, "the burst took several turns")
+    }
+
+    /// Starts `loop` with a recording client that holds its first wake until `busy` is released,
+    /// and returns once it holds (so the kernel's queue fills meanwhile).
+    private func startHeldOnFirstWake(_ loop: InotifyLoop) -> (Recorder, Gate) {
+        let recorder = Recorder()
+        let busy = Gate()
+        loop.start { _ in RecordingClient(recorder, holdOnFirstWake: busy) }
+        loop.wake()
+        #expect(busy.entered.wait(timeout: .now() + 60) == .success)
+        return (recorder, busy)
     }
 }
 

@@ -39,12 +39,7 @@ enum OFDLock {
     /// interrupted by a signal.
     @inline(__always)
     static func apply(_ kind: Kind, fd: Int32, start: Int, length: Int, wait: Bool) -> Outcome {
-        var request = flock()
-        request.l_type = kind.raw
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = start
-        request.l_len = length
-        request.l_pid = 0
+        var request = Self.request(kind, start: start, length: length)
         if fcntl(fd, wait ? CSHIM_F_OFD_SETLKW : CSHIM_F_OFD_SETLK, &request) == 0 { return .done }
         let code = errno
         switch code {
@@ -54,15 +49,22 @@ enum OFDLock {
         }
     }
 
-    /// True when some other open file description holds a lock that conflicts with `kind` on the
-    /// byte range (a test only: nothing is locked).
-    static func isContended(_ kind: Kind, fd: Int32, start: Int, length: Int) -> Bool {
+    /// The `flock` record for `kind` on bytes `[start, start + length)` (`l_pid` 0, as OFD locks require).
+    @inline(__always)
+    private static func request(_ kind: Kind, start: Int, length: Int) -> flock {
         var request = flock()
         request.l_type = kind.raw
         request.l_whence = Int16(SEEK_SET)
         request.l_start = start
         request.l_len = length
         request.l_pid = 0
+        return request
+    }
+
+    /// True when some other open file description holds a lock that conflicts with `kind` on the
+    /// byte range (a test only: nothing is locked).
+    static func isContended(_ kind: Kind, fd: Int32, start: Int, length: Int) -> Bool {
+        var request = Self.request(kind, start: start, length: length)
         guard fcntl(fd, CSHIM_F_OFD_GETLK, &request) == 0 else { return false }
         return request.l_type != Int16(F_UNLCK)
     }
