@@ -240,6 +240,32 @@ struct LockTransitionTests {
         #expect(deleted.value)
     }
 
+    /// A folder moved onto a missing place waits for a writer in another process that still holds
+    /// a path inside that place (a document saving where its file was before an earlier move).
+    @Test func aMoveOntoAMissingFolderWaitsForAWriterInsideItInAnotherProcess() throws {
+        let scratch = try Scratch()
+        let source = try scratch.directory("source")
+        let place = scratch.url.appendingPathComponent("place", isDirectory: true)  // missing
+        let inner = scratch.file("place/doc.txt")
+        let innerWriter = try ChildProcess(["hold", "write", inner.path])
+        #expect(innerWriter.expect("HELD") == "HELD")
+        let moved = Box<Bool>(false)
+        let moveDone = onThread {
+            let mover = Coordinator()
+            try? mover.coordinate(writingItemAt: source, options: .forMoving, writingItemAt: place, options: .forReplacing) { from, to in
+                moved.value = rename(from.path, to.path) == 0
+            }
+        }
+        // The move holds the place's tree and waits for the writer's lock file inside it.
+        #expect(Polling.holds { LockProbe.writerIsWaiting(inner) || moved.value })
+        #expect(!moved.value, "the folder landed while a writer in another process held a path inside it")
+        innerWriter.send()
+        #expect(innerWriter.expect("RELEASED") == "RELEASED")
+        innerWriter.waitForExit()
+        #expect(moveDone.wait())
+        #expect(moved.value)
+    }
+
     // MARK: Bug 7 (issue 15) — a downgrade racing another thread's release of the same holding
 
     /// Coordinators of one presenter share one lock owner: a read on one thread joins a write on

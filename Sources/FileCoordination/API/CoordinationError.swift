@@ -75,6 +75,8 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         return nil
     }
 
+    /// Equal cases with equal values; two carried presenter errors are equal when they have the same
+    /// type and the same `String(reflecting:)` (errors are not `Equatable` in general).
     public static func == (lhs: CoordinationError, rhs: CoordinationError) -> Bool {
         switch (lhs, rhs) {
         case (.cancelled, .cancelled), (.timedOut, .timedOut): return true

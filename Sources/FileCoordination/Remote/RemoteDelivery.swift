@@ -62,20 +62,24 @@ final class RemoteDelivery: PresenterDelivery {
 
     /// The answer `slot` gave to the lookup `key`, if its owner and counter are still those.
     private func remembered(_ key: LookupKey, slot: Int, table: PresenceTable) -> SlotAnswer? {
-        guard let answer = answered.withLock({ $0[key]?[slot] }),
-              answer.counter == table.publications(ofSlot: slot),
-              answer.pid == table.pid(ofSlot: slot) else { return nil }
+        guard let answer = answered.withLock({ $0[key]?[slot] }), Self.isCurrent(answer, slot: slot, table: table) else { return nil }
         return answer
+    }
+
+    /// Whether `slot` still has the owner and the publication counter `answer` was given under.
+    private static func isCurrent(_ answer: SlotAnswer, slot: Int, table: PresenceTable) -> Bool {
+        answer.counter == table.publications(ofSlot: slot) && answer.pid == table.pid(ofSlot: slot)
     }
 
     /// `slots` less those known not to present `path` (and unchanged since).
     func unknown(_ slots: UInt64, at path: String, table: PresenceTable) -> UInt64 {
+        // One look-up of the path's answers (not one per slot): this runs on every access that
+        // has a candidate slot.
         let key = LookupKey(path: path, scope: RemoteLookup.Scope.concerning.rawValue)
+        guard let known = answered.withLock({ $0[key] }) else { return slots }
         var left = slots
-        for slot in 0..<PresenceTable.slotCount where slots & (1 << UInt64(slot)) != 0 {
-            if let answer = remembered(key, slot: slot, table: table), answer.entries.isEmpty {
-                left &= ~(1 << UInt64(slot))
-            }
+        for (slot, answer) in known where answer.entries.isEmpty && Self.isCurrent(answer, slot: slot, table: table) {
+            left &= ~(1 << UInt64(slot))
         }
         return left
     }

@@ -36,6 +36,8 @@ public enum KeyValueStoreError: Error, Sendable, Equatable, UnderlyingErrorCarry
         return nil
     }
 
+    /// Equal cases with equal values; two carried write errors are equal when they have the same
+    /// type and the same `String(reflecting:)` (errors are not `Equatable` in general).
     public static func == (lhs: KeyValueStoreError, rhs: KeyValueStoreError) -> Bool {
         switch (lhs, rhs) {
         case let (.notPropertyList(a, x), .notPropertyList(b, y)): return a == b && x == y
