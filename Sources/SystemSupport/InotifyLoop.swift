@@ -69,8 +69,8 @@ package final class InotifyLoop: Sendable {
 
     private let started = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
-    /// The loop's thread (`pthread_t`) while it runs the loop; 0 before and after.
-    private let thread = Atomic<UInt>(0)
+    /// The loop's thread while it runs the loop; unbound before and after.
+    private let thread: ThreadIdentity
     /// Set (releasing) by the thread as its last step, after its last client call.
     private let ended = Atomic<Bool>(false)
     /// Signalled once by the thread as it ends; each waiter signals it again for the next.
@@ -106,6 +106,7 @@ package final class InotifyLoop: Sendable {
             throw .wakeChannel(error)
         }
         self.name = name
+        thread = ThreadIdentity(name: "the inotify loop “\(name)”")
         self.inotify = inotify
         self.wakeChannel = wakeChannel
         self.maximumReadsPerTurn = max(1, maximumReadsPerTurn)
@@ -161,16 +162,13 @@ package final class InotifyLoop: Sendable {
     // MARK: The loop's thread
 
     /// Whether the caller runs on the loop's thread (inside one of its client calls).
-    package var isInLoop: Bool {
-        let loopThread = thread.load(ordering: .acquiring)
-        return loopThread != 0 && pthread_equal(pthread_self(), pthread_t(loopThread)) != 0
-    }
+    package var isInLoop: Bool { thread.isCurrent }
 
     /// Asserts, in debug builds, that the caller runs on the loop's thread — in the manner of
     /// swift-nio's `assertInEventLoop()`. For code that touches what only the loop's thread owns.
+    @inline(__always)
     package func assertInLoop(_ message: @autoclosure () -> String = "", file: StaticString = #fileID, line: UInt = #line) {
-        assert(isInLoop, "must run on the thread of the inotify loop “\(name)”\(message().isEmpty ? "" : ": " + message())",
-               file: file, line: line)
+        thread.assertCurrent(message(), file: file, line: line)
     }
 
     // MARK: Watches
@@ -225,12 +223,12 @@ package final class InotifyLoop: Sendable {
 
     private func run(_ makeClient: (InotifyLoop) -> any InotifyLoopClient) {
         Self.nameCurrentThread(name)
-        thread.store(UInt(pthread_self()), ordering: .releasing)
+        thread.bindToCurrentThread()
         let client = makeClient(self)
         client.inotifyLoopDidStart(self)
         let failure = turns(client)
         client.inotifyLoopDidEnd(self, error: failure)
-        thread.store(0, ordering: .releasing)
+        thread.unbind()
         ended.store(true, ordering: .releasing)
         endedSignal.signal()
     }

@@ -56,6 +56,11 @@ package final class ThreadIdentity: Sendable {
         thread.store(UInt(pthread_self()), ordering: .releasing)
     }
 
+    /// Forgets the bound thread (it is about to end); the checks fail from then on.
+    package func unbind() {
+        thread.store(0, ordering: .releasing)
+    }
+
     /// Whether the caller runs on the bound thread (false before it is bound).
     package var isCurrent: Bool {
         let bound = thread.load(ordering: .acquiring)
