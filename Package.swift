@@ -15,7 +15,9 @@ let package = Package(
         .library(name: "CloudDocuments", targets: ["CloudDocuments"]),
         .library(name: "FoundationCompatibility", targets: ["FoundationCompatibility"]),
         .library(name: "Ubiquity", targets: ["Ubiquity"]),
+        .library(name: "SyncAgent", targets: ["SyncAgent"]),
         .library(name: "ExampleDocuments", targets: ["ExampleDocuments"]),
+        .executable(name: "clouddocsd", targets: ["clouddocsd"]),
         .executable(name: "clouddocs-demo", targets: ["clouddocs-demo"]),
         .executable(name: "text-editor", targets: ["text-editor"]),
         .executable(name: "image-tool", targets: ["image-tool"]),
@@ -44,6 +46,11 @@ let package = Package(
         // Apple's names (NSFileCoordinator, NSFilePresenter, …) over FileCoordination; opt-in.
         .target(name: "FoundationCompatibility", dependencies: ["FileCoordination", "CloudDocuments", "Ubiquity"],
                 swiftSettings: strict),
+        // The sync agent (`clouddocsd`): containers synced with WebDAV servers, taking part in
+        // coordination like Apple's daemon. HTTP through FoundationNetworking (ships with the toolchain).
+        .target(name: "SyncAgent", dependencies: ["Ubiquity", "CloudDocuments", "FileCoordination", "SystemSupport", "CSystemShim"],
+                swiftSettings: strict),
+        .executableTarget(name: "clouddocsd", dependencies: ["SyncAgent"], swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -87,6 +94,9 @@ let package = Package(
                           path: "Tests/UbiquityTestHelper", swiftSettings: strict),
         .testTarget(name: "UbiquityTests",
                     dependencies: ["Ubiquity", "FoundationCompatibility", "SystemSupport", "TestSupport", "UbiquityTestHelper", "clouddocs"],
+                    swiftSettings: strict),
+        .testTarget(name: "SyncAgentTests",
+                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd"],
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),

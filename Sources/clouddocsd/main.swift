@@ -1,0 +1,2 @@
+// clouddocsd: the sync agent (issue 18). Work in progress.
+import SyncAgent
