@@ -1,0 +1,178 @@
+import Foundation
+import Synchronization
+
+/// The agent of one root: everything `clouddocsd` does. It takes the root's ``AgentLock`` (one
+/// agent per root), probes the server, runs one ``SyncEngine`` per configured container, carries
+/// out the requests `clouddocs agent …` leaves (``RequestInbox``), and publishes each container's
+/// status for apps and the command line (``StatusPublisher``).
+///
+/// A container whose server cannot be used safely (it ignores `If-Match` / `If-None-Match`, so a
+/// write could silently replace someone else's) is **refused**: its status says why and nothing
+/// of it is transferred. The other containers are synced.
+///
+/// Threading: ``run()`` runs until its task is cancelled (clouddocsd cancels it on SIGTERM and
+/// SIGINT); the engines run as child tasks; requests are taken on a task started by the request
+/// watcher's thread. The status of each container is published from whichever thread changed it.
+public final class Agent: Sendable {
+    /// Why the agent cannot start.
+    public enum StartError: Error, CustomStringConvertible {
+        case notSignedIn
+        case noServer
+        case noContainers
+        case configuration(UbiquityError)
+        case lock(String)
+
+        public var description: String {
+            switch self {
+            case .notSignedIn: "no root is configured: set `root = /path` in ubiquity.conf or CLOUDDOCUMENTS_UBIQUITY_ROOT"
+            case .noServer: "no server is configured: set `server = https://…` in ubiquity.conf or \(AgentSettings.serverEnvironmentKey)"
+            case .noContainers: "no container is configured: add `container = IDENTIFIER` lines to ubiquity.conf"
+            case .configuration(let error): error.localizedDescription
+            case .lock(let reason): reason
+            }
+        }
+    }
+
+    let root: URL
+    let folder: AgentFolder
+    let identifiers: [String]
+    let settings: AgentSettings
+    let password: String?
+    let guards: SyncGuards
+    let publisher: StatusPublisher
+    /// The engines by container identifier, once made.
+    private let engines = Mutex<[String: SyncEngine]>([:])
+    /// The identifiers of the requests handled, newest last (at most 32), for every status.
+    private let handled = Mutex<[String]>([])
+    /// The last status of each container, republished when a request was handled.
+    private let statuses = Mutex<[String: ContainerSyncStatus]>([:])
+
+    /// The agent for `configuration` (its root, containers and agent settings), with the password
+    /// taken from `environment` or the password file.
+    /// - Throws: ``StartError`` when the configuration lacks a root, a server or containers, or
+    ///   the password file may not be used.
+    public init(configuration: UbiquityConfiguration, environment: [String: String]) throws(StartError) {
+        guard let root = configuration.root else { throw .notSignedIn }
+        guard configuration.agent.server != nil else { throw .noServer }
+        guard !configuration.containerIdentifiers.isEmpty else { throw .noContainers }
+        self.root = root
+        folder = AgentFolder(root: root)
+        identifiers = configuration.containerIdentifiers
+        settings = configuration.agent
+        do { password = try configuration.agent.password(environment: environment) } catch { throw .configuration(error) }
+        guards = SyncGuards(heldDeletionShare: configuration.agent.holdDeletionsOverShare,
+                            heldDeletionMaximum: configuration.agent.holdDeletionsOverCount)
+        publisher = StatusPublisher(folder: folder)
+    }
+
+    /// Serves the root until the calling task is cancelled. Returns after every engine stopped.
+    /// - Throws: ``StartError/lock(_:)`` when another agent serves this root (nothing was done).
+    public func run() async throws(StartError) {
+        let lock: AgentLock
+        do { lock = try AgentLock(folder: folder) } catch { throw .lock(error.description) }
+        let watcher = try? RequestWatcher(folder: folder) { [self] in
+            Task { await self.takeRequests() }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for identifier in identifiers {
+                group.addTask { await self.serve(identifier) }
+            }
+        }
+        watcher?.stop()
+        withExtendedLifetime(lock) {}
+    }
+
+    /// Probes the container's server and runs its engine until cancelled.
+    private func serve(_ identifier: String) async {
+        guard let server = settings.server else { return }
+        let display = WebDAVConfiguration(baseURL: server).displayURL
+        let base = server.appending(path: identifier, directoryHint: .isDirectory)
+        var status = ContainerSyncStatus(identifier: identifier, server: display + identifier + "/", state: .syncing)
+        let store: WebDAVStore
+        do {
+            let top = try WebDAVStore(configuration: configuration(for: server))
+            store = try WebDAVStore(configuration: configuration(for: base))
+            try await connect(top, store, identifier: identifier, status: &status)
+        } catch {
+            status.state = .refused(reason: error.description)
+            publish(status)
+            return
+        }
+        let engine: SyncEngine
+        do {
+            engine = try SyncEngine(configuration: SyncEngineConfiguration(identifier: identifier, root: root, guards: guards,
+                                                                           pollInterval: .milliseconds(Int(settings.pollInterval * 1000))),
+                                    store: store) { [self] status in publish(status) }
+        } catch {
+            status.state = .refused(reason: "the journal cannot be opened: \(error)")
+            publish(status)
+            return
+        }
+        engines.withLock { $0[identifier] = engine }
+        await takeRequests()
+        await engine.run()
+    }
+
+    /// Creates the container's collection and probes the server, retrying with a back-off while it
+    /// cannot be reached. Throws when the server refuses or cannot be used safely.
+    private func connect(_ top: WebDAVStore, _ store: WebDAVStore, identifier: String,
+                         status: inout ContainerSyncStatus) async throws(RemoteStoreError) {
+        var delay = 1.0
+        while true {
+            do {
+                guard let path = RemotePath(identifier) else { throw RemoteStoreError.refused("`\(identifier)` cannot name a collection") }
+                try await top.makeFolder(path)
+                let capabilities = try await store.probe()
+                guard capabilities.honoursConditions else {
+                    throw RemoteStoreError.refused("the server ignores If-Match / If-None-Match, so an upload could silently "
+                        + "replace another device's edit; use a server that honours them (Apache mod_dav, Nextcloud, WsgiDAV)")
+                }
+                return
+            } catch let error as RemoteStoreError where error.isTransient {
+                status.state = .offline(reason: error.description, retryAt: Date().addingTimeInterval(delay))
+                publish(status)
+                try? await Task.sleep(for: .seconds(delay * Double.random(in: 0.5...1)))
+                if Task.isCancelled { throw .cancelled }
+                delay = min(delay * 2, 300)
+            } catch let error as RemoteStoreError {
+                throw error
+            } catch {
+                throw .transport("\(error)")
+            }
+        }
+    }
+
+    private func configuration(for url: URL) -> WebDAVConfiguration {
+        WebDAVConfiguration(baseURL: url, user: settings.user, password: password, allowsInsecureHTTP: settings.allowsInsecureHTTP)
+    }
+
+    /// Publishes `status` with the handled requests added.
+    private func publish(_ status: ContainerSyncStatus) {
+        var status = status
+        status.handledRequests = handled.withLock { $0 }
+        statuses.withLock { $0[status.identifier] = status }
+        publisher.publish(status)
+    }
+
+    /// Carries out the requests waiting in the inbox, then republishes every status.
+    private func takeRequests() async {
+        let requests = RequestInbox(folder: folder).take()
+        guard !requests.isEmpty else { return }
+        let engines = engines.withLock { $0 }
+        for request in requests {
+            for (identifier, engine) in engines where request.container == nil || request.container == identifier {
+                switch request.command {
+                case .pause: await engine.pause()
+                case .resume: await engine.resume()
+                case .syncNow: await engine.syncNow()
+                case .approveDeletions: await engine.approveHeldDeletions()
+                }
+            }
+            handled.withLock { list in
+                list.append(request.id)
+                if list.count > 32 { list.removeFirst(list.count - 32) }
+            }
+        }
+        for status in statuses.withLock({ Array($0.values) }) { publish(status) }
+    }
+}
