@@ -50,7 +50,7 @@ let package = Package(
         // coordination like Apple's daemon. HTTP through FoundationNetworking (ships with the toolchain).
         .target(name: "SyncAgent", dependencies: ["Ubiquity", "CloudDocuments", "FileCoordination", "SystemSupport", "CSystemShim"],
                 swiftSettings: strict),
-        .executableTarget(name: "clouddocsd", dependencies: ["SyncAgent"], swiftSettings: strict),
+        .executableTarget(name: "clouddocsd", dependencies: ["SyncAgent"], exclude: ["clouddocsd.service"], swiftSettings: strict),
 
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
@@ -75,15 +75,15 @@ let package = Package(
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),
-        .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "CSystemShim"], swiftSettings: strict),
+        .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport"], swiftSettings: strict),
 
         // MARK: Tests
-        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "TestSupport"],
+        .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "TestSupport", "CSystemShim"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
         .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
-                    dependencies: ["FileCoordination", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
+                    dependencies: ["FileCoordination", "CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "CloudDocumentsTests",
                     dependencies: ["CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
@@ -96,7 +96,8 @@ let package = Package(
                     dependencies: ["Ubiquity", "FoundationCompatibility", "SystemSupport", "TestSupport", "UbiquityTestHelper", "clouddocs"],
                     swiftSettings: strict),
         .testTarget(name: "SyncAgentTests",
-                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd"],
+                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd", "clouddocs",
+                                   "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),

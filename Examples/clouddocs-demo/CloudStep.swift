@@ -29,7 +29,7 @@ enum CloudStep {
         if await fileURL(of: notes, becomes: destination) {
             Narration.event("the open document followed: its fileURL is now …/\(containerIdentifier)/Documents/notes.txt")
         } else {
-            Narration.event("the open document did not follow the move within 10 s")
+            Narration.event("the open document did not follow the move: its fileURL is still \(notes.fileURL.path)")
         }
         let status = account.status(ofItemAt: destination)
         Narration.event("isUbiquitousItem: \(account.isUbiquitousItem(at: destination)), downloading status: \(status.downloadingStatus.rawValue.replacingOccurrences(of: "NSURLUbiquitousItemDownloadingStatus", with: ""))")
@@ -37,16 +37,17 @@ enum CloudStep {
         await watcher.goOn()
     }
 
-    /// Waits (off the main actor's way: each check is a short suspension) until the document's
-    /// `fileURL` is `destination`: the move reaches the document as a presenter message, on its
-    /// presenter queue, and then on the main actor. The time limit only ends a wait gone wrong.
+    /// Whether the document's `fileURL` became `destination`, once the move's message has been
+    /// handled. No clock: the coordinated move of `setUbiquitous` tells the document's presenter
+    /// (`item(at:didMoveTo:)`) before it returns, which queues `presentedItemDidMove(to:)` on the
+    /// document's serial `presentedItemOperationQueue`; an operation added to that queue after
+    /// the move runs after the message, so when it has run the document has followed (or never
+    /// will).
     private static func fileURL(of document: TextDocument, becomes destination: URL) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if document.fileURL.standardizedFileURL.path == destination.standardizedFileURL.path { return true }
-            try? await Task.sleep(for: .milliseconds(2))
+        await withCheckedContinuation { (handled: CheckedContinuation<Void, Never>) in
+            document.presentedItemOperationQueue.addOperation { handled.resume() }
         }
-        return false
+        return document.fileURL.standardizedFileURL.path == destination.standardizedFileURL.path
     }
 
     // MARK: The second process

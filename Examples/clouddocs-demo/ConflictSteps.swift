@@ -34,7 +34,7 @@ enum ConflictSteps {
         try await notes.saveThrowing(to: url, for: .forOverwriting)
         Narration.event("saved here: the edits overlap, so the file's text was kept as a conflict version first")
         if !notes.documentState.contains(.inConflict) {
-            _ = await Demo.waitUntil(states, seconds: 10) { $0.contains(.inConflict) }
+            _ = await Demo.waitUntil(states) { $0.contains(.inConflict) }
         }
         Narration.event("state \(notes.documentState)")
 
@@ -72,8 +72,8 @@ enum ConflictSteps {
         // The last messages of those writes (conflict check, editing enabled again) arrive on
         // the main actor after them: wait for the document to settle.
         if notes.documentState != .normal,
-           !(await Demo.waitUntil(states, seconds: 10) { _ in notes.documentState == .normal }) {
-            Narration.event("the document did not settle within 10 s")
+           !(await Demo.waitUntil(states) { _ in notes.documentState == .normal }) {
+            Narration.event("the document did not settle: \(Demo.givenUp)")
         }
         let left = try FileVersion.unresolvedConflictVersionsOfItem(at: url).count
         Narration.event("state \(notes.documentState); unresolved conflict versions left: \(left)")

@@ -8,6 +8,7 @@ import Ubiquity
 enum CloudDocs {
     /// Every command's usage entry, in the order the full usage lists them.
     static let usageEntries = ContainerCommands.usageEntries + QueryCommands.usageEntries + KeyValueCommands.usageEntries
+        + AgentCommands.usageEntries
 
     static let usage = (["usage: clouddocs <command> [arguments]", "       clouddocs help | --help | -h", ""]
         + usageEntries.flatMap(\.lines)
@@ -30,6 +31,7 @@ enum CloudDocs {
             if let status = try await ContainerCommands.run(command, rest) { return status }
             if let status = try await QueryCommands.run(command, rest) { return status }
             if let status = try await KeyValueCommands.run(command, rest) { return status }
+            if let status = try await AgentCommands.run(command, rest) { return status }
             return usageError(CommandLineUsageError("unknown command “\(command)”", command: nil))
         } catch let error as CommandLineUsageError {
             return usageError(error)
@@ -52,6 +54,8 @@ enum CloudDocs {
             line = entry.usageLine
         } else if error.command == "kv" {
             line = "usage: clouddocs kv get|set|remove|list|watch … (`clouddocs help` shows each)"
+        } else if error.command == "agent" {
+            line = "usage: clouddocs agent status|pause|resume|sync-now|approve-deletions … (`clouddocs help` shows each)"
         } else {
             line = "usage: clouddocs <command> [arguments] (`clouddocs help` lists the commands)"
         }

@@ -53,17 +53,17 @@ enum CocoaErrorMapping {
             let bridged = presenterError as NSError
             code = bridged.domain == NSCocoaErrorDomain ? bridged.code : unknownCode(access)
             description = bridged.localizedDescription
-        case .lockFailed(_, let number) where number == ENOSPC || number == EDQUOT:
+        case .lockFailed(_, let number) where number == .noSpace || number == .diskQuotaExceeded:
             code = NSFileWriteOutOfSpaceError
         case .timedOut, .lockDirectoryUnusable, .lockFailed:
             code = NSFileLockingError
         case .wouldDeadlock(let item), .itemKeptMoving(let item):
             code = NSFileLockingError
             url = item
-        case .ioFailed(_, let number) where number == ENOENT || number == ENOTDIR:
+        case .ioFailed(_, let number) where number == .noSuchFileOrDirectory || number == .notDirectory:
             code = NSFileReadNoSuchFileError
             url = access.uploadedItem ?? url
-        case .ioFailed(_, let number) where number == ENOSPC || number == EDQUOT:
+        case .ioFailed(_, let number) where number == .noSpace || number == .diskQuotaExceeded:
             code = NSFileWriteOutOfSpaceError
         case .ioFailed:
             code = unknownCode(access)

@@ -1,4 +1,5 @@
 import Foundation
+internal import FileCoordination
 
 /// The Cocoa code of a failed write, from its `errno`: the one table shared by
 /// `FileVersionErrorMapping` and `UbiquityErrorMapping`.
@@ -11,12 +12,12 @@ import Foundation
 /// | `ENOENT` | `NSFileNoSuchFileError` (4) |
 /// | otherwise | `NSFileWriteUnknownError` (512) |
 enum CocoaWriteErrorCode {
-    static func code(forErrno number: Int32) -> Int {
+    static func code(forErrno number: Errno) -> Int {
         switch number {
-        case ENOSPC, EDQUOT: return NSFileWriteOutOfSpaceError
-        case EACCES, EPERM: return NSFileWriteNoPermissionError
-        case EROFS: return NSFileWriteVolumeReadOnlyError
-        case ENOENT: return NSFileNoSuchFileError
+        case .noSpace, .diskQuotaExceeded: return NSFileWriteOutOfSpaceError
+        case .permissionDenied, .notPermitted: return NSFileWriteNoPermissionError
+        case .readOnlyFileSystem: return NSFileWriteVolumeReadOnlyError
+        case .noSuchFileOrDirectory: return NSFileNoSuchFileError
         default: return NSFileWriteUnknownError
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+internal import CloudDocuments
 internal import FileCoordination
 
 /// Coordinates reading and writing of files and directories with other coordinators — in this
@@ -42,6 +43,7 @@ open class NSFileCoordinator: NSObject, @unchecked Sendable {
     /// request, coordinating through this coordinator joins the requester's locks instead of
     /// waiting for them. The presenter is not retained beyond the bridge that stands for it.
     public init(filePresenter filePresenterOrNil: (any NSFilePresenter)?) {
+        SyncToolRules.registerWithCoordination()  // before the first coordination (see its doc)
         let bridge = filePresenterOrNil.map(PresenterBridge.bridge(for:))
         presenterBridge = bridge
         coordinator = Coordinator(filePresenter: bridge)
@@ -76,6 +78,7 @@ open class NSFileCoordinator: NSObject, @unchecked Sendable {
     /// the presenter weakly: a presenter that is deallocated simply stops receiving messages.
     /// Remove it when done, as on Apple platforms.
     open class func addFilePresenter(_ filePresenter: any NSFilePresenter) {
+        SyncToolRules.registerWithCoordination()  // before the monitor watches (see its doc)
         Coordinator.addFilePresenter(PresenterBridge.bridge(for: filePresenter))
     }
 

@@ -47,16 +47,16 @@ enum UbiquityErrorMapping {
         case .coordinationFailed: code = NSFileLockingError
         case .moveFailed(_, _, let number):
             switch number {
-            case ENAMETOOLONG: code = NSFileWriteInvalidFileNameError
-            case ENOTDIR: code = NSFileNoSuchFileError
+            case .fileNameTooLong: code = NSFileWriteInvalidFileNameError
+            case .notDirectory: code = NSFileNoSuchFileError
             default: code = CocoaWriteErrorCode.code(forErrno: number)
             }
         case .invalidName: code = NSFileWriteInvalidFileNameError
         case .removeFailed(_, let number): code = CocoaWriteErrorCode.code(forErrno: number)
         case .itemUnavailable(_, let number):
             switch number {
-            case ENOENT, ENOTDIR: code = NSFileNoSuchFileError
-            case EACCES, EPERM: code = NSFileReadNoPermissionError
+            case .noSuchFileOrDirectory, .notDirectory: code = NSFileNoSuchFileError
+            case .permissionDenied, .notPermitted: code = NSFileReadNoPermissionError
             default: code = NSFileReadUnknownError
             }
         }

@@ -117,18 +117,6 @@ package func valueOrErrno<I: FixedWidthInteger>(
     }
 }
 
-/// Calls `call` again for as long as it fails with `EINTR`, and returns its last result
-/// (with `errno` as the call left it). For callers that want the raw result; new code uses
-/// ``valueOrErrno(retryOnInterrupt:_:)``, which also captures `errno` at the right moment.
-@inline(__always)
-package func retryingOnInterrupt<I: FixedWidthInteger>(_ call: () -> I) -> I {
-    while true {
-        let result = call()
-        if result < 0 && Glibc.errno == EINTR { continue }
-        return result
-    }
-}
-
 /// Like ``valueOrErrno(retryOnInterrupt:_:)`` for calls that return a pointer (`nil` on failure).
 @inline(__always)
 package func pointerOrErrno<P>(retryOnInterrupt: Bool = true, _ call: () -> P?) -> Result<P, Errno> {

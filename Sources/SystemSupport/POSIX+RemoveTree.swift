@@ -8,8 +8,8 @@ extension POSIX {
     /// descriptor of their folder). Best effort: keeps going past failures and returns the first
     /// one, if any; `nil` when everything is gone (or nothing was there).
     @discardableResult
-    package static func removeTree(_ path: String) -> SystemCallError? {
-        PathBytes.withCString(path) { cPath in removeTree(cPath, path: path) }
+    package static func removeTree(_ path: SystemPath) -> SystemCallError? {
+        path.withCString { cPath in removeTree(cPath, path: path.lossless) }
     }
 
     /// ``removeTree(_:)`` with the path's exact bytes in `cPath`; `path` names it in errors.

@@ -4,75 +4,76 @@ import Glibc
 // Thin throwing wrappers over the path-based POSIX calls, in the manner of apple/swift-system:
 // every result is checked, EINTR is retried where the call may be interrupted
 // (``valueOrErrno(retryOnInterrupt:_:)``), errno is read inside the call's closure, and failures
-// become a ``SystemCallError`` naming the call, the path and errno. Every path is a lossless path
-// string and reaches the kernel through ``PathBytes/withCString(_:_:)``, byte for byte: a name
-// that is not valid UTF-8 is handled like any other. Used for saving and reading documents and
+// become a ``SystemCallError`` naming the call, the path and errno. Every path is a
+// ``SystemPath`` and reaches the kernel through ``SystemPath/withCString(_:)``, byte for byte: a
+// name that is not valid UTF-8 is handled like any other. (POSIX+StringPaths.swift keeps
+// `String` overloads for callers not yet moved to `SystemPath`.) Used for saving and reading documents and
 // packages (CloudDocuments), and wherever another module needs the same calls.
 // Every function may be called on any thread; none keeps state between calls.
 
 /// Namespace for the path-based calls.
 package enum POSIX {
     /// `open(2)`, retrying on EINTR. `O_CLOEXEC` is always added.
-    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> FileDescriptor {
-        let fd = try PathBytes.withCString(path) { cPath in
+    package static func open(_ path: SystemPath, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> FileDescriptor {
+        let fd = try path.withCString { cPath in
             valueOrErrno { Glibc.open(cPath, flags | O_CLOEXEC, mode) }
-        }.get(call: "open", path: path)
-        return FileDescriptor(rawValue: fd, path: path)
+        }.get(call: "open", path: path.lossless)
+        return FileDescriptor(rawValue: fd, path: path.lossless)
     }
 
     /// `lstat(2)` (does not follow a final symbolic link); `nil` if nothing is at `path`.
-    package static func linkStatus(_ path: String) throws(SystemCallError) -> stat? {
+    package static func linkStatus(_ path: SystemPath) throws(SystemCallError) -> stat? {
         var info = stat()
-        switch PathBytes.withCString(path, { cPath in valueOrErrno { lstat(cPath, &info) } }) {
+        switch path.withCString({ cPath in valueOrErrno { lstat(cPath, &info) } }) {
         case .success: return info
         case .failure(.noSuchFileOrDirectory): return nil
-        case .failure(let error): throw SystemCallError(call: "lstat", path: path, errno: error)
+        case .failure(let error): throw SystemCallError(call: "lstat", path: path.lossless, errno: error)
         }
     }
 
     /// `stat(2)` (follows symbolic links); `nil` if nothing is at `path` (or a link dangles).
-    package static func status(_ path: String) throws(SystemCallError) -> stat? {
+    package static func status(_ path: SystemPath) throws(SystemCallError) -> stat? {
         var info = stat()
-        switch PathBytes.withCString(path, { cPath in valueOrErrno { stat(cPath, &info) } }) {
+        switch path.withCString({ cPath in valueOrErrno { stat(cPath, &info) } }) {
         case .success: return info
         case .failure(.noSuchFileOrDirectory): return nil
-        case .failure(let error): throw SystemCallError(call: "stat", path: path, errno: error)
+        case .failure(let error): throw SystemCallError(call: "stat", path: path.lossless, errno: error)
         }
     }
 
     /// `mkdir(2)`; the process umask applies to `mode`.
-    package static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
-        _ = try PathBytes.withCString(path) { cPath in valueOrErrno { mkdir(cPath, mode) } }
-            .get(call: "mkdir", path: path)
+    package static func makeDirectory(_ path: SystemPath, mode: mode_t) throws(SystemCallError) {
+        _ = try path.withCString { cPath in valueOrErrno { mkdir(cPath, mode) } }
+            .get(call: "mkdir", path: path.lossless)
     }
 
     /// `rename(2)`.
-    package static func rename(_ source: String, to destination: String) throws(SystemCallError) {
+    package static func rename(_ source: SystemPath, to destination: SystemPath) throws(SystemCallError) {
         _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.rename(from, to) } }
-            .get(call: "rename", path: destination)
+            .get(call: "rename", path: destination.lossless)
     }
 
     /// `link(2)`.
-    package static func link(_ source: String, to destination: String) throws(SystemCallError) {
+    package static func link(_ source: SystemPath, to destination: SystemPath) throws(SystemCallError) {
         _ = try withCStrings(source, destination) { from, to in valueOrErrno { Glibc.link(from, to) } }
-            .get(call: "link", path: destination)
+            .get(call: "link", path: destination.lossless)
     }
 
     /// `unlink(2)`.
-    package static func unlink(_ path: String) throws(SystemCallError) {
-        _ = try PathBytes.withCString(path) { cPath in valueOrErrno { Glibc.unlink(cPath) } }
-            .get(call: "unlink", path: path)
+    package static func unlink(_ path: SystemPath) throws(SystemCallError) {
+        _ = try path.withCString { cPath in valueOrErrno { Glibc.unlink(cPath) } }
+            .get(call: "unlink", path: path.lossless)
     }
 
     /// `unlink(2)`, ignoring failure (for cleaning up after another failure).
-    package static func removeFileQuietly(_ path: String) {
-        _ = PathBytes.withCString(path) { Glibc.unlink($0) }
+    package static func removeFileQuietly(_ path: SystemPath) {
+        _ = path.withCString { Glibc.unlink($0) }
     }
 
-    /// Calls `body` with the exact bytes of two lossless path strings.
-    package static func withCStrings<R>(_ first: String, _ second: String,
+    /// Calls `body` with the exact bytes of two paths.
+    package static func withCStrings<R>(_ first: SystemPath, _ second: SystemPath,
                                         _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> R) -> R {
-        PathBytes.withCString(first) { a in PathBytes.withCString(second) { b in body(a, b) } }
+        first.withCString { a in second.withCString { b in body(a, b) } }
     }
 
     /// Flags of `renameat2(2)`.
@@ -80,9 +81,9 @@ package enum POSIX {
 
     /// `renameat2(2)` with one flag (``RenameAt2``). Throws errno ENOSYS when the kernel lacks the
     /// call; file systems that lack the flag answer EINVAL (callers fall back on both).
-    package static func rename(_ source: String, to destination: String, flag: RenameFlag) throws(SystemCallError) {
+    package static func rename(_ source: SystemPath, to destination: SystemPath, flag: RenameFlag) throws(SystemCallError) {
         let call = flag == .exchange ? "renameat2(RENAME_EXCHANGE)" : "renameat2(RENAME_NOREPLACE)"
-        try RenameAt2.rename(source, to: destination, flag: flag).get(call: call, path: destination)
+        try RenameAt2.rename(source.lossless, to: destination.lossless, flag: flag).get(call: call, path: destination.lossless)
     }
 
     /// Whether a `renameat2` failure means "this kernel, C library or file system does not
@@ -91,7 +92,7 @@ package enum POSIX {
 
     /// Opens a directory and `fsync`s it, so that entries created, renamed or removed in it
     /// survive a power loss.
-    package static func syncDirectory(_ path: String) throws(SystemCallError) {
+    package static func syncDirectory(_ path: SystemPath) throws(SystemCallError) {
         let directory = try open(path, O_RDONLY | O_DIRECTORY)
         do {
             try directory.sync()
@@ -105,16 +106,16 @@ package enum POSIX {
     /// The names in a directory, without `"."` and `".."`, in directory order. Names that are not
     /// valid UTF-8 are not in `names`: they are returned in `invalid`, decoded with replacement
     /// characters, for an error message.
-    package static func directoryEntries(_ path: String) throws(SystemCallError) -> (names: [String], invalid: [String]) {
-        let stream = try PathBytes.withCString(path) { cPath in pointerOrErrno { opendir(cPath) } }
-            .get(call: "opendir", path: path)
+    package static func directoryEntries(_ path: SystemPath) throws(SystemCallError) -> (names: [String], invalid: [String]) {
+        let stream = try path.withCString { cPath in pointerOrErrno { opendir(cPath) } }
+            .get(call: "opendir", path: path.lossless)
         defer { closedir(stream) }
         var names: [String] = []
         var invalid: [String] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemCallError(call: "readdir", path: path, code: errno) }
+                if errno != 0 { throw SystemCallError(call: "readdir", path: path.lossless, code: errno) }
                 return (names, invalid)
             }
             let decoded: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -134,8 +135,8 @@ package enum POSIX {
 
     /// `realpath(3)`: the absolute path with every symbolic link resolved, or `nil` on failure
     /// (for example a dangling link).
-    package static func resolvedPath(_ path: String) -> String? {
-        try? PathBytes.realPath(path).get()
+    package static func resolvedPath(_ path: SystemPath) -> SystemPath? {
+        (try? PathBytes.realPath(path.lossless).get()).map(SystemPath.init(lossless:))
     }
 
     /// The process's file creation mask, read from `/proc/self/status` without changing it

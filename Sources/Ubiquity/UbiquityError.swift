@@ -34,7 +34,7 @@ public enum UbiquityError: Error, Sendable, Equatable, UnderlyingErrorCarrying {
     case destinationExists(path: String)
     /// The move itself failed with `errno` (for example ENOSPC, EACCES, ENAMETOOLONG); the item
     /// is still at `source`.
-    case moveFailed(source: String, destination: String, errno: Int32)
+    case moveFailed(source: String, destination: String, errno: Errno)
     /// The coordinated access for a move or a delete could not be had (cancelled, timed out, a
     /// presenter refused); `underlying` is the coordination's error. Nothing was moved or deleted.
     case coordinationFailed(path: String, underlying: CoordinationError)
@@ -44,10 +44,10 @@ public enum UbiquityError: Error, Sendable, Equatable, UnderlyingErrorCarrying {
     case invalidName(name: String, reason: String)
     /// Removing the item failed with `errno` (EACCES, EPERM, EBUSY, EROFS, …). A folder may have
     /// lost part of its contents: what could not be removed is still there.
-    case removeFailed(path: String, errno: Int32)
+    case removeFailed(path: String, errno: Errno)
     /// The item's status could not be read (`stat` failed with `errno`, for example EACCES on a
     /// folder on the way).
-    case itemUnavailable(path: String, errno: Int32)
+    case itemUnavailable(path: String, errno: Errno)
     /// The provider keeping the container in sync (named by `provider`) keeps every item fully
     /// local: it has no placeholders, so nothing can be evicted or downloaded on request.
     case providerDoesNotSupportPlaceholders(provider: String)
@@ -60,7 +60,7 @@ extension UbiquityError {
     public var errno: Errno? {
         switch self {
         case .moveFailed(_, _, let code), .removeFailed(_, let code), .itemUnavailable(_, let code):
-            return Errno(rawValue: code)
+            return code
         default: return nil
         }
     }
@@ -97,15 +97,15 @@ extension UbiquityError: LocalizedError {
         case let .destinationExists(path):
             return "An item named \((path as NSString).lastPathComponent) already exists at \(path); choose another name or remove it first. Nothing was moved."
         case let .moveFailed(source, destination, code):
-            return "Could not move \(source) to \(destination): \(Errno(rawValue: code).message) (errno \(code)). The item was not moved."
+            return "Could not move \(source) to \(destination): \(code.message) (errno \(code.rawValue)). The item was not moved."
         case let .coordinationFailed(path, underlying):
             return "Could not coordinate access to \(path): \(underlying.description)"
         case let .invalidName(name, reason):
             return "“\(name)” cannot name an item here: \(reason)."
         case let .removeFailed(path, code):
-            return "Could not remove \(path): \(Errno(rawValue: code).message) (errno \(code))."
+            return "Could not remove \(path): \(code.message) (errno \(code.rawValue))."
         case let .itemUnavailable(path, code):
-            return "Could not read the status of \(path): \(Errno(rawValue: code).message) (errno \(code))."
+            return "Could not read the status of \(path): \(code.message) (errno \(code.rawValue))."
         case let .providerDoesNotSupportPlaceholders(provider):
             return "The container is kept in sync by \(provider), which keeps every item fully downloaded: there are no placeholders to download or evict."
         }

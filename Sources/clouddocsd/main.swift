@@ -35,13 +35,7 @@ let work = Task {
     }
 }
 // SIGTERM / SIGINT cancel the work: each engine finishes the step in hand (journalled) and stops.
-let signalSources = [SIGTERM, SIGINT].map { signalNumber in
-    signal(signalNumber, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-    source.setEventHandler { work.cancel() }
-    source.resume()
-    return source
-}
+let signalSources = installStopSignals { work.cancel() }
 FileHandle.standardError.write(Data("clouddocsd: serving \(configuration.containerIdentifiers.joined(separator: ", ")) under \(configuration.root?.path ?? "")\n".utf8))
 await work.value
 withExtendedLifetime(signalSources) {}

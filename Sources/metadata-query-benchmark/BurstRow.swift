@@ -2,6 +2,7 @@
 // created in that one folder as fast as one thread can; measured: how long after the burst ends
 // the query's results equal the disk (goal: within 10 s), against a plain listing of the folder
 // in the same run. The row fails when the results never equal the disk, or take longer.
+import BenchmarkSupport
 import Foundation
 import Glibc
 import Ubiquity
@@ -23,7 +24,7 @@ private final class BurstProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var updates = 0
     private var target = Int.max
-    private var reachedAt: ContinuousClock.Instant?
+    private var reachedAt: UInt64?  // Measure.now()
     let gathered = DispatchSemaphore(value: 0)
     let reached = DispatchSemaphore(value: 0)
 
@@ -34,7 +35,7 @@ private final class BurstProbe: @unchecked Sendable {
             lock.lock()
             updates += 1
             let hit = reachedAt == nil && resultCount >= target
-            if hit { reachedAt = ContinuousClock.now }
+            if hit { reachedAt = Measure.now() }
             lock.unlock()
             if hit { reached.signal() }
         default: break
@@ -42,7 +43,7 @@ private final class BurstProbe: @unchecked Sendable {
     }
 
     var updateCount: Int { lock.lock(); defer { lock.unlock() }; return updates }
-    var reachedTime: ContinuousClock.Instant? { lock.lock(); defer { lock.unlock() }; return reachedAt }
+    var reachedTime: UInt64? { lock.lock(); defer { lock.unlock() }; return reachedAt }
 
     func expect(_ count: Int) { lock.lock(); target = count; lock.unlock() }
 }
@@ -76,24 +77,24 @@ func runBurstRow(files: Int, under parent: String, queue: OperationQueue) throws
     try query.start()
     probe.gathered.wait()
 
-    let began = clock.now
+    let began = Measure.now()
     for index in 0..<files {
         let fd = open(folder + "/burst-" + String(index) + ".txt", O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
         if fd >= 0 { _ = write(fd, "x", 1); close(fd) }
     }
-    let ended = clock.now
+    let ended = Measure.now()
     let updatesDuringBurst = probe.updateCount
     let resultsAtEnd = query.resultCount
-    var outcome = BurstOutcome(files: files, burst: milliseconds(ended - began), updatesDuringBurst: updatesDuringBurst,
+    var outcome = BurstOutcome(files: files, burst: milliseconds(from: began, to: ended), updatesDuringBurst: updatesDuringBurst,
                                resultsAtBurstEnd: resultsAtEnd, catchUp: nil, listing: 0)
     if probe.reached.wait(timeout: .now() + 60) == .success, let reachedAt = probe.reachedTime {
-        outcome.catchUp = max(0, milliseconds(reachedAt - ended))
+        outcome.catchUp = milliseconds(from: ended, to: reachedAt)
     }
     // Once the count is reached (or not), what the query holds must be exactly what is there.
     queue.addOperations([BlockOperation {}], waitUntilFinished: true)
-    let listingBegan = clock.now
+    let listingBegan = Measure.now()
     let onDisk = listNames(folder)
-    outcome.listing = milliseconds(clock.now - listingBegan)
+    outcome.listing = milliseconds(from: listingBegan)
     let held = query.results.map(\.name)
     if outcome.catchUp == nil {
         outcome.failure = "the results never reached \(files) (\(query.resultCount) after 60 s)"

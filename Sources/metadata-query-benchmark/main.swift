@@ -2,13 +2,17 @@
 //
 // One run, numbers printed:
 // 1. gathering a scope of FILES files (default 100,000, in folders of 1,000) with a MetadataQuery,
-//    divided by `find DIR -printf '%s %T@\n'` over the same tree, measured in the same run;
+//    divided by `find DIR -printf '%s %T@\n'` over the same tree, measured in the same run (the
+//    median of 3 rounds of each, as Docs/MetadataQuery.md reports them);
 // 2. memory per result (resident memory grown while the query holds its results);
 // 3. a rename to the did-update notification that reports it, p50/p99, batching off — every
 //    rename (and every rename back) must be reported as a change within 10 s;
 // 4. a burst of FILES creates in one folder under a live query: how long after the burst its
 //    results equal the disk (goal ≤ 10 s), with a plain listing of that folder for comparison.
 // Exits 1 when a result is wrong: a rename unseen, results that differ from the disk.
+// Times, medians and percentiles are BenchmarkSupport's `Measure` (one clock, nearest-rank
+// percentiles), as in every benchmark of the package.
+import BenchmarkSupport
 import CSystemShim
 import Foundation
 import Glibc
@@ -18,10 +22,13 @@ let fileCount = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100
 /// `gather-only` as the second argument: just the gathering rounds (for profiling).
 let gatherOnly = CommandLine.arguments.dropFirst(2).first == "gather-only"
 let perFolder = 1_000
-let clock = ContinuousClock()
+/// Rounds of `find` and of gathering; each figure printed is their median (`Measure.median`).
+let gatherRounds = 3
 
-func milliseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+/// Milliseconds from `start` to `end`, both `Measure.now()` readings (monotonic nanoseconds);
+/// 0 if `end` is earlier.
+func milliseconds(from start: UInt64, to end: UInt64 = Measure.now()) -> Double {
+    end >= start ? Double(end - start) / 1e6 : 0
 }
 
 func residentBytes() -> Int {
@@ -42,16 +49,6 @@ func mallocTrim() {
 func allocatedBytes() -> Int? {
     var bytes = 0
     return cshim_malloc_allocated_bytes(&bytes) == 0 ? bytes : nil
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[sorted.count / 2]
-}
-
-func percentile(_ values: [Double], _ p: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
 }
 
 /// Creates the tree: folders `d0000`…, each with `perFolder` small files `file-NNNNNN.txt`.
@@ -78,21 +75,23 @@ func timeFind(_ root: String) throws -> Double {
     process.executableURL = URL(fileURLWithPath: "/usr/bin/find")
     process.arguments = [root, "-printf", "%s %T@\n"]
     process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-    let began = clock.now
+    let began = Measure.now()
     try process.run()
     process.waitUntilExit()
-    return milliseconds(clock.now - began)
+    return milliseconds(from: began)
 }
 
 /// A query over `root` with batching off, its handler on a serial queue of its own, and a
 /// semaphore signalled when the update the benchmark waits for arrives.
 final class Probe: @unchecked Sendable {
-    // @unchecked: `waitingFor` and `arrivalTime` are guarded by `lock`.
+    // @unchecked: `waitingFor` and `arrivalTime` are guarded by `lock`; the semaphores are
+    // thread-safe and never reassigned.
     let lock = NSLock()
-    var finished = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
     var waitingFor: String?
-    var arrived = DispatchSemaphore(value: 0)
-    var arrivalTime: ContinuousClock.Instant?
+    let arrived = DispatchSemaphore(value: 0)
+    /// `Measure.now()` when the awaited update arrived.
+    var arrivalTime: UInt64?
 
     func handle(_ event: MetadataQueryEvent) {
         switch event {
@@ -102,7 +101,7 @@ final class Probe: @unchecked Sendable {
             lock.lock()
             let name = waitingFor
             let match = name != nil && update.changed.contains { $0.name == name }
-            if match { waitingFor = nil; arrivalTime = clock.now }
+            if match { waitingFor = nil; arrivalTime = Measure.now() }
             lock.unlock()
             if match { arrived.signal() }
         default:
@@ -127,17 +126,17 @@ var findTimes: [Double] = [], gatherTimes: [Double] = []
 var keptQuery: MetadataQuery?
 var keptProbe: Probe?
 var memoryPerResult = 0.0, allocatedPerResult = 0.0
-for round in 0..<3 {
+for round in 0..<gatherRounds {
     findTimes.append(try timeFind(root))
     let probe = Probe()
     let query = MetadataQuery(scopes: [.folder(URL(fileURLWithPath: root))], notificationBatchingInterval: 0,
                               operationQueue: queue) { probe.handle($0) }
     mallocTrim()
     let before = residentBytes(), allocatedBefore = allocatedBytes()
-    let began = clock.now
+    let began = Measure.now()
     try query.start()
     probe.finished.wait()
-    gatherTimes.append(milliseconds(clock.now - began))
+    gatherTimes.append(milliseconds(from: began))
     if round == 0 {
         queue.addOperations([BlockOperation {}], waitUntilFinished: true)
         mallocTrim()   // count what is held, not what malloc keeps cached after freeing
@@ -152,7 +151,7 @@ for round in 0..<3 {
         query.stop()
     }
 }
-let findMedian = median(findTimes), gatherMedian = median(gatherTimes)
+let findMedian = Measure.median(findTimes), gatherMedian = Measure.median(gatherTimes)
 print(String(format: "find -printf '%%s %%T@':   %.1f ms (median of %@)", findMedian, findTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
 print(String(format: "MetadataQuery gathering: %.1f ms (median of %@)", gatherMedian, gatherTimes.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
 print(String(format: "gathering ÷ find: %.2f (goal ≤ 1.5)", gatherMedian / findMedian))
@@ -168,9 +167,9 @@ var failures: [String] = []
 if !gatherOnly, let query = keptQuery, let probe = keptProbe {
     var latencies: [Double] = []
     func renameAndWait(_ from: String, _ to: String) -> Double? {
-        let name = String(to.split(separator: "/").last!)
+        let name = to.split(separator: "/").last.map(String.init) ?? to
         probe.lock.lock(); probe.waitingFor = name; probe.arrivalTime = nil; probe.lock.unlock()
-        let began = clock.now
+        let began = Measure.now()
         guard rename(from, to) == 0 else { failures.append("rename \(from) → \(to) failed: errno \(errno)"); return nil }
         guard probe.arrived.wait(timeout: .now() + 10) == .success else {
             probe.lock.lock(); probe.waitingFor = nil; probe.lock.unlock()
@@ -178,7 +177,7 @@ if !gatherOnly, let query = keptQuery, let probe = keptProbe {
             return nil
         }
         probe.lock.lock(); defer { probe.lock.unlock() }
-        return probe.arrivalTime.map { milliseconds($0 - began) }
+        return probe.arrivalTime.map { milliseconds(from: began, to: $0) }
     }
     for index in 0..<300 {
         let folder = root + "/d" + String(format: "%04d", (index * 7) % max(1, fileCount / perFolder))
@@ -189,7 +188,7 @@ if !gatherOnly, let query = keptQuery, let probe = keptProbe {
         guard renameAndWait(renamed, old) != nil else { break }      // back, for the next round
     }
     print(String(format: "rename → did-update (batching off, %d results, %d renames): p50 %.2f ms, p99 %.2f ms, max %.2f ms (goal p99 ≤ 50 ms)",
-                 query.resultCount, latencies.count, percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.max() ?? 0))
+                 query.resultCount, latencies.count, Measure.percentile(latencies, 0.5), Measure.percentile(latencies, 0.99), latencies.max() ?? 0))
     print("renames reported: \(latencies.count) of 300 (each there and back)")
     // The query holds exactly what is on disk.
     queue.addOperations([BlockOperation {}], waitUntilFinished: true)

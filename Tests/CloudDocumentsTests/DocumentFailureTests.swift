@@ -73,7 +73,7 @@ extension DocumentLifecycleTests {
 
             SafeSave.injectFailure(at: .write, errno: EIO, forTarget: url)
             let error = await expectDocumentError("saveFailed") { try await document.saveThrowing(to: url, for: .forOverwriting) }
-            #expect(error?.errorNumber == EIO)
+            #expect(error?.errorNumber == .ioError)
             #expect(document.documentState == .savingError)
             expectOnlyFile(url, holding: "original")
             #expect(document.hasUnsavedChanges, "the changes are kept")

@@ -59,7 +59,7 @@ struct DocumentStateTests {
         let errors: [DocumentError] = [
             .fileNotFound(url), .notReadable(url, underlying: "Permission denied"),
             .couldNotLoad(url, underlying: LoaderFailure()), .alreadyExists(url),
-            .saveFailed(url, reason: "rename failed", errno: 5), .diskFull(url),
+            .saveFailed(url, reason: "rename failed", errno: .ioError), .diskFull(url),
             .folderMissing(url.deletingLastPathComponent()), .notWritable(url), .documentClosed,
             .documentAlreadyOpen, .editingDisabled, .invalidPackageEntryName("a/b"),
             .unsupportedPackageEntry(url, kind: "symbolic link"), .unsupportedFileType("public.png"),
@@ -75,7 +75,7 @@ struct DocumentStateTests {
         }
         #expect(DocumentError.diskFull(url).errorDescription?.contains("Free some space on the disk and save again.") == true)
         #expect(DocumentError.couldNotLoad(url, underlying: LoaderFailure()).errorDescription?.contains("bad magic number") == true)
-        #expect(DocumentError.saveFailed(url, reason: "x", errno: 28).errorDescription?.contains("No space left on device") == true)
+        #expect(DocumentError.saveFailed(url, reason: "x", errno: .noSpace).errorDescription?.contains("No space left on device") == true)
     }
 
     @Test("couldNotLoad keeps the underlying error for inspection")

@@ -107,15 +107,15 @@ struct ErrorsAsValuesTests {
 
     @Test("typed errno of each public error; causes are kept, not flattened",
           arguments: [
-            (CoordinationError.lockFailed(path: "/l", errno: EMFILE), Errno.tooManyOpenFiles),
-            (CoordinationError.ioFailed(path: "/l", errno: ENOSPC), .noSpace),
+            (CoordinationError.lockFailed(path: "/l", errno: .tooManyOpenFiles), Errno.tooManyOpenFiles),
+            (CoordinationError.ioFailed(path: "/l", errno: .noSpace), .noSpace),
             (CoordinationError.presenterFailed(DocumentError.diskFull(URL(fileURLWithPath: "/d"), errno: .diskQuotaExceeded)), .diskQuotaExceeded),
-            (DocumentError.saveFailed(URL(fileURLWithPath: "/d"), reason: "rename failed", errno: EIO), .ioError),
+            (DocumentError.saveFailed(URL(fileURLWithPath: "/d"), reason: "rename failed", errno: .ioError), .ioError),
             (DocumentError.diskFull(URL(fileURLWithPath: "/d")), .noSpace),
             (DocumentError.notWritable(URL(fileURLWithPath: "/d"), errno: .permissionDenied), .permissionDenied),
             (DocumentError.couldNotLoad(URL(fileURLWithPath: "/d"), underlying: Errno.ioError), .ioError),
-            (FileVersionError.storeFailed(path: "/s", call: "mkdir", errno: EROFS), .readOnlyFileSystem),
-            (FileVersionError.coordinationFailed(URL(fileURLWithPath: "/v"), underlying: .ioFailed(path: "/v", errno: ENOSPC)), .noSpace),
+            (FileVersionError.storeFailed(path: "/s", call: "mkdir", errno: .readOnlyFileSystem), .readOnlyFileSystem),
+            (FileVersionError.coordinationFailed(URL(fileURLWithPath: "/v"), underlying: .ioFailed(path: "/v", errno: .noSpace)), .noSpace),
             (NSError(domain: NSPOSIXErrorDomain, code: Int(EACCES)), .permissionDenied),
           ] as [(any Error & Sendable, Errno)])
     func typedErrno(_ error: any Error & Sendable, _ expected: Errno) {
@@ -132,6 +132,27 @@ struct ErrorsAsValuesTests {
         #expect(decoded == .timedOut)
         #expect(CoordinationError.presenterFailed(Errno.ioError) == .presenterFailed(Errno.ioError))
         #expect(CoordinationError.presenterFailed(Errno.ioError) != .presenterFailed(Errno.noSpace))
+    }
+
+    @Test("the cases carry an Errno: a switch matches it by name, and the message names it")
+    func casesCarryErrno() {
+        func isDiskFull(_ error: CoordinationError) -> Bool {
+            switch error {
+            case .ioFailed(_, .noSpace), .ioFailed(_, .diskQuotaExceeded), .lockFailed(_, .noSpace): return true
+            default: return false
+            }
+        }
+        #expect(isDiskFull(.ioFailed(path: "/a", errno: .noSpace)))
+        #expect(isDiskFull(.lockFailed(path: "/a", errno: .noSpace)))
+        #expect(!isDiskFull(.ioFailed(path: "/a", errno: .ioError)))
+        #expect(CoordinationError.ioFailed(path: "/a", errno: .noSpace).description
+                == "Could not read or write /a: No space left on device (errno \(ENOSPC)).")
+        let save = DocumentError.saveFailed(URL(fileURLWithPath: "/d/n.txt"), reason: "rename failed", errno: .ioError)
+        if case .saveFailed(_, _, .ioError?) = save {} else { Issue.record("saveFailed does not carry .ioError: \(save)") }
+        #expect(save.failureReason?.contains("Input/output error, errno \(EIO)") == true)
+        let store = FileVersionError.storeFailed(path: "/s", call: "mkdir", errno: .readOnlyFileSystem)
+        #expect(store.description == "mkdir on “/s” failed: Read-only file system (errno \(EROFS)).")
+        #expect(store.errno == .readOnlyFileSystem)
     }
 }
 

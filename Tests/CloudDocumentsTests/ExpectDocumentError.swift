@@ -78,7 +78,7 @@ extension DocumentError {
     }
 
     /// saveFailed's system error number.
-    var errorNumber: Int32? {
+    var errorNumber: Errno? {
         if case .saveFailed(_, _, let code) = self { code } else { nil }
     }
 

@@ -278,7 +278,7 @@ struct FilePackageTests {
             let error = try withInjectedFailure(at: step, errno: EIO, after: passes, forTarget: url) {
                 expectDocumentError("saveFailed") { try SafeSave.writePackage(new, to: url, creating: false) }
             }
-            #expect(error?.errorNumber == EIO)
+            #expect(error?.errorNumber == .ioError)
             try expectOnlyPackage(old, at: url)
         }
     }

@@ -9,6 +9,11 @@ import Testing
 /// issue 15, a reload between a save's snapshot check and its merge made the merge take the
 /// reloaded text for the common ancestor, and the lines another program had appended were
 /// dropped without a conflict version (about one in 3,000).
+///
+/// No clock: the save's write step waits for the revert to *start* (its `disableEditing()`, on
+/// the main actor, before its coordinated read), then writes. A revert that could get in would
+/// load while the write is under way; with the fix it waits for the save and loads afterwards.
+/// What is asserted is the order of events, never how long anything took.
 @Suite("A reload never lands inside a save of the same document", .timeLimit(.minutes(1)))
 @MainActor
 struct ReloadDuringSaveTests {
@@ -18,19 +23,28 @@ struct ReloadDuringSaveTests {
             try put("v1", at: url)
             let document = HoldingNote(fileURL: url)
             try await document.openThrowing()
-            _ = document.loadStarted.wait(timeout: .now())  // the open's load
             document.edit("v1 + mine")
 
-            // A save asked for by another coordinator (it runs off the document's queue).
+            // A save asked for by another coordinator (it runs off the document's queue, so the
+            // revert below can start while it writes).
             let saved = DispatchSemaphore(value: 0)
-            document.savePresentedItemChanges { _ in saved.signal() }
-            try await onBackgroundThread { _ = document.writing.wait(timeout: .now() + 30) }
-            // The save is writing (inside its coordinated write): revert now.
+            let saveError = Locked<String?>(nil)
+            document.savePresentedItemChanges { error in
+                saveError.withLock { $0 = error.map { "\($0)" } }
+                document.writing.signal()  // never leave the wait below hanging on a failed save
+                saved.signal()
+            }
+            // Ends when the write step starts, or when the save has ended without one.
+            try await onBackgroundThread { document.writing.wait() }
+            #expect(saveError.withLock { $0 } == nil, "the save failed: \(saveError.withLock { $0 } ?? "")")
+            #expect(document.events.withLock { $0 } == [.writeStarted], "the save never reached its write step")
+            // The save is inside its coordinated write, waiting for this revert to start.
+            document.watchingForRevert.store(true, ordering: .sequentiallyConsistent)
             let reverted = Task { @MainActor in try await document.revertThrowing(toContentsOf: url) }
-            try await onBackgroundThread { _ = saved.wait(timeout: .now() + 30) }
+            try await onBackgroundThread { saved.wait() }
             try await reverted.value
 
-            #expect(document.loadsDuringSave.load(ordering: .relaxed) == 0,
+            #expect(document.events.withLock { $0 } == [.writeStarted, .revertStarted, .writeFinished, .loaded],
                     "the reload ran while the save was writing")
             #expect(document.text == "v1 + mine")
             try await document.closeThrowing()
@@ -38,28 +52,35 @@ struct ReloadDuringSaveTests {
     }
 }
 
-/// A note whose write step says it started and then gives a reload a chance to run (it waits,
-/// at most 2 s, for one to start loading): with the fix, the reload waits for the save instead,
-/// and the wait simply runs out.
+/// A note whose write step says it started, then waits for the revert to start before writing
+/// (a wait that cannot cycle: the revert begins on the file-access queue and the main actor,
+/// neither of which the presenter save holds), and which records the order of its steps.
 final class HoldingNote: EditableNote {
+    enum Event: Equatable, Sendable { case writeStarted, revertStarted, writeFinished, loaded }
+
     nonisolated let writing = DispatchSemaphore(value: 0)
-    nonisolated let loadStarted = DispatchSemaphore(value: 0)
-    nonisolated let insideSave = Atomic<Bool>(false)
-    nonisolated let loadsDuringSave = Atomic<Int>(0)
+    nonisolated let revertStarted = DispatchSemaphore(value: 0)
+    nonisolated let watchingForRevert = Atomic<Bool>(false)
+    nonisolated let events = Locked<[Event]>([])
+
+    override func disableEditing() {
+        super.disableEditing()
+        guard watchingForRevert.load(ordering: .sequentiallyConsistent) else { return }
+        events.withLock { $0.append(.revertStarted) }
+        revertStarted.signal()
+    }
 
     override func load(fromContents contents: DocumentContents, ofType typeName: String?) throws {
-        if insideSave.load(ordering: .relaxed) { loadsDuringSave.add(1, ordering: .relaxed) }
         try super.load(fromContents: contents, ofType: typeName)
-        loadStarted.signal()
+        if watchingForRevert.load(ordering: .sequentiallyConsistent) { events.withLock { $0.append(.loaded) } }
     }
 
     nonisolated override func writeContents(_ contents: DocumentContents, andAttributes attributes: [FileAttributeKey: any Sendable]?,
                                             safelyTo url: URL, for saveOperation: SaveOperation) throws {
-        insideSave.store(true, ordering: .relaxed)
-        defer { insideSave.store(false, ordering: .relaxed) }
+        events.withLock { $0.append(.writeStarted) }
         writing.signal()
-        // A bound, not a synchronisation: the reload that should *not* get in is given time to.
-        _ = loadStarted.wait(timeout: .now() + 2)
+        revertStarted.wait()
+        defer { events.withLock { $0.append(.writeFinished) } }
         try super.writeContents(contents, andAttributes: attributes, safelyTo: url, for: saveOperation)
     }
 }

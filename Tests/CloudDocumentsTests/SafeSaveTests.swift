@@ -155,7 +155,7 @@ struct SafeSaveTests {
             let error = expectDocumentError("saveFailed") {
                 try SafeSave.write(Data("x".utf8), to: url, creating: false)
             }
-            #expect(error?.errorNumber == EISDIR)
+            #expect(error?.errorNumber == .isDirectory)
             #expect(listing(folder) == ["dir"])
         }
     }
@@ -243,7 +243,7 @@ struct SafeSaveTests {
                     try SafeSave.write(Data("replacement".utf8), to: url, creating: false)
                 }
                 #expect(error?.url == url)
-                #expect(error?.errorNumber == EIO)
+                #expect(error?.errorNumber == .ioError)
                 #expect(text(at: url) == "original")
                 #expect(permissions(url) == 0o640)
                 #expect(listing(folder) == ["doc.txt"])
@@ -293,7 +293,7 @@ struct SafeSaveTests {
                 }
             }
             #expect(error?.detail?.contains("in place") == true)
-            #expect(error?.errorNumber == EIO)
+            #expect(error?.errorNumber == .ioError)
             expectOnlyFile(url, holding: "replacement")
         }
     }

@@ -22,6 +22,7 @@
 //   The victim also takes: "number" → "NUMBER <its presenter's number>", "block"/"unblock" (suspend or
 //   resume its presenter queue, "BLOCKED"/"UNBLOCKED" once drained), "waiting" → "WAITING <messages
 //   from other processes on presenter queues>", "queued" → "QUEUED <operations on its presenter queue>".
+import CSystemShim
 import FileCoordination
 import Foundation
 import TestSupport
@@ -286,28 +287,31 @@ private func rawSend(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     return true
 }
 
-/// Sends `bytes` with `descriptors` attached as `SCM_RIGHTS`.
+/// Sends `bytes` with `descriptors` attached as `SCM_RIGHTS`. The control message is laid out
+/// by the C library's `CMSG_*` macros (CSystemShim's `cshim_cmsg_*`), not by hand.
 private func sendWithDescriptors(_ fd: Int32, _ bytes: [UInt8], _ descriptors: [Int32]) -> Bool {
     let payload = descriptors.count * MemoryLayout<Int32>.size
-    let space = (MemoryLayout<cmsghdr>.size + payload + 7) & ~7
-    var control = [UInt8](repeating: 0, count: space)
+    // A buffer of whole `cmsghdr`s, so it is aligned as the macros expect.
+    let headers = (cshim_cmsg_space(payload) + MemoryLayout<cmsghdr>.stride - 1) / MemoryLayout<cmsghdr>.stride
+    var control = [cmsghdr](repeating: cmsghdr(), count: headers)
     var data = bytes
     return data.withUnsafeMutableBytes { dataBuffer -> Bool in
         control.withUnsafeMutableBytes { controlBuffer -> Bool in
-            let header = controlBuffer.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
-            header.pointee.cmsg_len = MemoryLayout<cmsghdr>.size + payload
-            header.pointee.cmsg_level = SOL_SOCKET
-            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
-            descriptors.withUnsafeBytes { raw in
-                (controlBuffer.baseAddress! + MemoryLayout<cmsghdr>.size).copyMemory(from: raw.baseAddress!, byteCount: payload)
-            }
             var vector = iovec(iov_base: dataBuffer.baseAddress, iov_len: dataBuffer.count)
             return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 var message = msghdr()
                 message.msg_iov = vectorPointer
                 message.msg_iovlen = 1
                 message.msg_control = controlBuffer.baseAddress
-                message.msg_controllen = controlBuffer.count
+                message.msg_controllen = cshim_cmsg_space(payload)
+                guard let header = cshim_cmsg_firsthdr(&message) else { return false }
+                header.pointee.cmsg_len = cshim_cmsg_len(payload)
+                header.pointee.cmsg_level = SOL_SOCKET
+                header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+                descriptors.withUnsafeBytes { raw in
+                    guard let source = raw.baseAddress else { return }
+                    UnsafeMutableRawPointer(cshim_cmsg_data(header)).copyMemory(from: source, byteCount: payload)
+                }
                 return sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) == dataBuffer.count
             }
         }

@@ -14,7 +14,8 @@
 //                                   on a pipe there would)  → "BLOCKED", later "UNBLOCKED"
 //          report-saves             from now on, a save request from another process prints
 //                                   "SAVE-ASKED" when it arrives  → "REPORTING"
-//        At the end of stdin the document closes (saving what is unsaved): "CLOSED".
+//        At the end of stdin the document closes (saving what is unsaved): "CLOSED", after
+//        "CLOSE-FAILED <error>" when that save failed.
 import CloudDocuments
 import Foundation
 
@@ -75,7 +76,9 @@ func runRemoteDocumentCommand(_ arguments: [String]) -> Never {
                 say("unknown line \(line)")
             }
         }
-        _ = onMain { () async throws -> Void in try await document.closeThrowing() }
+        if case .failure(let error) = onMain({ () async throws -> Void in try await document.closeThrowing() }) {
+            say("CLOSE-FAILED \(error)")
+        }
         say("CLOSED")
         exit(0)
     }.start()

@@ -10,21 +10,24 @@
 //                                         <new-name> in the same folder; print "RENAMED"
 //   exchange <a> <b>                      swap two names at once (renameat2 RENAME_EXCHANGE), as
 //                                         safe saves do; print "EXCHANGED"
+import CSystemShim
 import Foundation
 import Glibc
 
 /// Runs `exchange`; `arguments` are the words after the command.
 func runExchange(_ arguments: [String]) {
-    typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
     guard arguments.count == 2 else {
         say("usage: exchange <a> <b>")
         exit(2)
     }
-    // glibc's wrapper, looked up: the Glibc module does not import it.
-    guard let symbol = dlsym(nil, "renameat2") else { return say("ERROR no renameat2") }
-    let renameAt2 = unsafeBitCast(symbol, to: RenameAt2.self)
-    let result = renameAt2(AT_FDCWD, arguments[0], AT_FDCWD, arguments[1], 2 /* RENAME_EXCHANGE */)
-    say(result == 0 ? "EXCHANGED" : "ERROR renameat2 \(errno)")
+    // glibc's wrapper, declared by CSystemShim (the Glibc module does not import it); errno is
+    // read inside the closure, right after the call.
+    let (result, code) = arguments[0].withCString { a in
+        arguments[1].withCString { b in
+            (cshim_renameat2(AT_FDCWD, a, AT_FDCWD, b, CSHIM_RENAME_EXCHANGE), errno)
+        }
+    }
+    say(result == 0 ? "EXCHANGED" : "ERROR renameat2 \(code)")
 }
 
 /// Runs one of the commands above.

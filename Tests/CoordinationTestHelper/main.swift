@@ -14,10 +14,13 @@
 //                                                  read, the number of reads so far is written to
 //                                                  count-file (not coordinated)
 //   package-ext <ext> ...                          (prefix) register package extensions first
+import CloudDocuments
 import FileCoordination
 import Foundation
 import TestSupport
 
+// A process using CloudDocuments: its change monitor knows the sync tools' names (as an app's does).
+SyncToolRules.registerWithCoordination()
 var arguments = Array(CommandLine.arguments.dropFirst())
 while arguments.first == "package-ext", arguments.count >= 2 {
     Coordinator.registerPackageExtension(arguments[1])

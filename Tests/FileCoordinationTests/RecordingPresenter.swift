@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CloudDocuments
 @testable import FileCoordination
 
 /// A presenter that records every message it gets, in order, and can be told to refuse.
@@ -93,8 +94,10 @@ final class MinimalPresenter: FilePresenter {
     init(_ url: URL) { presentedItemURL = url }
 }
 
-/// Registers presenters for the duration of a test body.
+/// Registers presenters for the duration of a test body, after CloudDocuments' sync-tool rules
+/// (as in a process using CloudDocuments: the change monitor's tests use Syncthing's names).
 func withPresenters<T>(_ presenters: [any FilePresenter], _ body: () throws -> T) rethrows -> T {
+    SyncToolRules.registerWithCoordination()
     presenters.forEach(Coordinator.addFilePresenter)
     defer { presenters.forEach(Coordinator.removeFilePresenter) }
     return try body()

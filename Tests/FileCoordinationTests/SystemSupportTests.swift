@@ -21,7 +21,7 @@ struct SystemSupportTests {
         }
     }
 
-    @Test("valueOrErrno returns the value or the errno; retryingOnInterrupt repeats EINTR only")
+    @Test("valueOrErrno returns the value or the errno, and repeats the call on EINTR only")
     func retrying() throws {
         var calls = 0
         let result = valueOrErrno { () -> Int32 in
@@ -38,12 +38,13 @@ struct SystemSupportTests {
         #expect(tries == 1)
         #expect(throws: Errno.interrupted) { try interrupted.get() }
         var attempts = 0
-        let last = retryingOnInterrupt { () -> Int in
+        let last = valueOrErrno { () -> Int in
             attempts += 1
             errno = attempts < 4 ? EINTR : EAGAIN
             return -1
         }
-        #expect(last == -1 && attempts == 4 && errno == EAGAIN)
+        #expect(attempts == 4)
+        #expect(throws: Errno.resourceTemporarilyUnavailable) { try last.get() }
     }
 
     @Test("lossless path strings keep every byte; valid UTF-8 is unchanged")
@@ -128,5 +129,46 @@ struct SystemSupportTests {
             #expect(reports.last == bytes.count)
         }
         #expect(throws: Errno(rawValue: EBADF)) { try readToEnd(-1, sizeHint: 0) }
+    }
+
+    @Test("SystemPath: bytes kept from bytes, URLs and lossless strings; equal and hashed by bytes")
+    func systemPaths() throws {
+        let bytes: [UInt8] = Array("/tmp/d".utf8) + [0xFF, 0x20] + Array("x.txt".utf8)
+        let path = SystemPath(bytes: bytes)
+        #expect(path.bytes == bytes)
+        #expect(path == SystemPath(lossless: PathBytes.string(fromBytes: bytes)))
+        #expect(SystemPath(fileURL: path.fileURL()) == path)
+        #expect(path.display == "/tmp/d\u{FFFD} x.txt")
+        #expect("\(path)" == path.display)
+        path.withCString { cPath in
+            #expect(Array(UnsafeRawBufferPointer(start: cPath, count: strlen(cPath))) == bytes)
+        }
+        // A composed and a decomposed "é" are equal strings, but two file names.
+        let composed = SystemPath(lossless: "/d/\u{E9}"), decomposed = SystemPath(lossless: "/d/e\u{301}")
+        #expect("/d/\u{E9}" == "/d/e\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed, SystemPath(lossless: "/d/\u{E9}")]).count == 2)
+        #expect(SystemPath(lossless: "/").appending("a") == SystemPath(lossless: "/a"))
+        #expect(SystemPath(lossless: "/d").appending("a") == SystemPath(lossless: "/d/a"))
+    }
+
+    @Test("POSIX through SystemPath: a name that is not UTF-8 is created, found, renamed and removed")
+    func posixWithSystemPaths() throws {
+        let scratch = try Scratch()
+        let folder = SystemPath(fileURL: scratch.url)
+        let odd = folder.appending(PathBytes.string(fromBytes: [0x61, 0xFF]))
+        let file = try POSIX.open(odd, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600)
+        #expect(file.path == odd.lossless)
+        try Array("hi".utf8).withUnsafeBytes { try file.writeAll($0) }
+        try file.close()
+        #expect(try POSIX.linkStatus(odd)?.st_size == 2)
+        #expect(try POSIX.directoryEntries(folder).invalid.count == 1)
+        let renamed = folder.appending(PathBytes.string(fromBytes: [0x62, 0xFE]))
+        try POSIX.rename(odd, to: renamed)
+        #expect(try POSIX.status(odd) == nil)
+        #expect(POSIX.resolvedPath(renamed).map { Array($0.bytes.suffix(2)) } == [0x62, 0xFE])
+        #expect(throws: SystemCallError.self) { try POSIX.open(odd, O_RDONLY) }
+        #expect(POSIX.removeTree(renamed) == nil)
+        #expect(try POSIX.linkStatus(renamed) == nil)
     }
 }

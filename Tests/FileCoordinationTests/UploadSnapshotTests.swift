@@ -172,7 +172,7 @@ struct UploadSnapshotTests {
                         Issue.record("expected ioFailed, got \(error)")
                         continue
                     }
-                    #expect(code == ENOSPC)
+                    #expect(code == .noSpace)
                     #expect(path.hasPrefix(small.path), "the failing path is the snapshot's: \(path)")
                 }
                 #expect(try FileManager.default.contentsOfDirectory(atPath: small.path).isEmpty,
@@ -205,7 +205,7 @@ struct UploadSnapshotTests {
                 Issue.record("expected ioFailed, got \(error)")
                 return
             }
-            #expect(code == ENOENT)
+            #expect(code == .noSuchFileOrDirectory)
             #expect(path == missing.path)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)

@@ -41,7 +41,7 @@ struct CocoaErrorMappingTests {
         (.timedOut, nil),
         (.wouldDeadlock(elsewhere), elsewhere),
         (.lockDirectoryUnusable(path: "/run/user/0/locks", reason: "it is writable by others"), nil),
-        (.lockFailed(path: "/run/user/0/locks/x", errno: EACCES), nil),
+        (.lockFailed(path: "/run/user/0/locks/x", errno: .permissionDenied), nil),
         (.itemKeptMoving(elsewhere), elsewhere),
     ] as [(CoordinationError, URL?)])
     func lockingError(_ original: CoordinationError, url: URL?) {
@@ -51,8 +51,8 @@ struct CocoaErrorMappingTests {
         #expect(error.localizedDescription == original.description)
     }
 
-    @Test("a lock file that cannot be made for lack of space is NSFileWriteOutOfSpaceError (640)", arguments: [ENOSPC, EDQUOT])
-    func outOfSpace(_ number: Int32) {
+    @Test("a lock file that cannot be made for lack of space is NSFileWriteOutOfSpaceError (640)", arguments: [Errno.noSpace, .diskQuotaExceeded])
+    func outOfSpace(_ number: Errno) {
         let original = CoordinationError.lockFailed(path: "/run/user/0/locks/x", errno: number)
         expectCocoa(map(original), code: NSFileWriteOutOfSpaceError, from: original)
     }
@@ -75,12 +75,12 @@ struct CocoaErrorMappingTests {
         let original = CoordinationError.invalidRequest("use at most one writing option per intent (got 3).")
         expectCocoa(map(original), code: NSFileReadUnknownError, from: original)
         expectCocoa(map(original, writing: true), code: NSFileWriteUnknownError, from: original)
-        let upload = CoordinationError.ioFailed(path: "/nowhere/item", errno: ENOENT)
+        let upload = CoordinationError.ioFailed(path: "/nowhere/item", errno: .noSuchFileOrDirectory)
         expectCocoa(map(upload, uploading: true), code: NSFileReadNoSuchFileError, from: upload)
         #expect(map(upload, uploading: true).code == 260)
-        let full = CoordinationError.ioFailed(path: "/tmp/x", errno: ENOSPC)
+        let full = CoordinationError.ioFailed(path: "/tmp/x", errno: .noSpace)
         expectCocoa(map(full, uploading: true), code: NSFileWriteOutOfSpaceError, from: full)
-        let other = CoordinationError.ioFailed(path: "/tmp/x", errno: EIO)
+        let other = CoordinationError.ioFailed(path: "/tmp/x", errno: .ioError)
         expectCocoa(map(other), code: NSFileReadUnknownError, from: other)
     }
 

@@ -44,19 +44,28 @@ public final class ToolProcess: Sendable {
     }
 
     /// Stops the process (SIGTERM, then SIGKILL after 5 s) and reaps it. Idempotent.
+    ///
+    /// Whether it ended is learned with `waitpid` on its PID, not from `Process.isRunning`:
+    /// swift-corelibs-foundation sometimes never notices a child's exit (its SIGCHLD is lost when
+    /// several children end at once), and `waitUntilExit()` then spins for ever beside a zombie.
     public func stop() {
         process.withLock { slot in
-            guard let running = slot else { return }
+            guard slot != nil else { return }
             slot = nil
-            if running.isRunning {
-                kill(pid, SIGTERM)
-                // A grace period for a clean exit, not a synchronisation: SIGKILL ends it anyway.
-                if !Polling.holds(within: .seconds(5), interval: .milliseconds(10), { !running.isRunning }) {
-                    kill(pid, SIGKILL)
-                }
+            kill(pid, SIGTERM)
+            // A grace period for a clean exit, not a synchronisation: SIGKILL ends it anyway.
+            if !Polling.holds(within: .seconds(5), interval: .milliseconds(10), { Self.hasEnded(pid) }) {
+                kill(pid, SIGKILL)
+                _ = Polling.holds(within: .seconds(60), interval: .milliseconds(10), { Self.hasEnded(pid) })
             }
-            running.waitUntilExit()
         }
+    }
+
+    /// Whether the child `pid` has ended: reaped now, or already reaped (by Foundation's monitor).
+    private static func hasEnded(_ pid: Int32) -> Bool {
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        return result == pid || (result == -1 && errno == ECHILD)
     }
 
     deinit { stop() }

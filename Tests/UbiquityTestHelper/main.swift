@@ -18,6 +18,8 @@ let commands: [String: WorkerCommand] = containerWorkerCommands
     .merging(keyValueWorkerCommands) { first, _ in first }
     .merging(moveWorkerCommands) { first, _ in first }
 
+// A process using Ubiquity: its change monitor knows the sync tools' names (as an app's does).
+SyncToolRules.registerWithCoordination()
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let command = commands[name] else {
     say("usage: UbiquityTestHelper <\(commands.keys.sorted().joined(separator: "|"))> …")

@@ -61,7 +61,7 @@ struct ContainerMoveTests {
         let local = try cloud.localFile("short.txt")
         let longName = String(repeating: "a", count: 256)
         let destination = try cloud.documents().appending(path: longName)
-        await #expect(throws: UbiquityError.moveFailed(source: local.path, destination: destination.path, errno: ENAMETOOLONG)) {
+        await #expect(throws: UbiquityError.moveFailed(source: local.path, destination: destination.path, errno: .fileNameTooLong)) {
             try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: destination)
         }
         #expect(text(at: local) == "text")
@@ -258,7 +258,7 @@ struct CrossFileSystemMoveTests {
         defer { cloud.remove() }
         let local = try cloud.localFile("big.bin", String(repeating: "x", count: 256 * 1024))
         let inCloud = try cloud.documents().appending(path: "big.bin")
-        await #expect(throws: UbiquityError.moveFailed(source: local.path, destination: inCloud.path, errno: ENOSPC)) {
+        await #expect(throws: UbiquityError.moveFailed(source: local.path, destination: inCloud.path, errno: .noSpace)) {
             try await cloud.account.setUbiquitous(true, itemAt: local, destinationURL: inCloud)
         }
         #expect(text(at: local)?.count == 256 * 1024)

@@ -79,7 +79,7 @@ struct CrossFileSystemFolderMoveTests {
         let error = await #expect(throws: UbiquityError.self) {
             try await cloud.account.setUbiquitous(true, itemAt: project, destinationURL: destination)
         }
-        if case .moveFailed(_, _, let code)? = error { #expect(code == ENOSPC) } else { Issue.record("expected moveFailed(ENOSPC), not \(String(describing: error))") }
+        if case .moveFailed(_, _, let code)? = error { #expect(code == .noSpace) } else { Issue.record("expected moveFailed(ENOSPC), not \(String(describing: error))") }
         #expect(tree(project) == before)
         #expect((try? Data(contentsOf: project.appending(path: "sub/big.bin")))?.count == 256 * 1024)
         #expect(tree(documents) == [], "no partial copy, under the final name or any other")

@@ -116,6 +116,7 @@ open class CloudDocument: FilePresenter {
     /// Creates a closed document for the file (or package) at `fileURL`. Nothing is read until
     /// ``open()``. Any thread.
     nonisolated public init(fileURL: URL) {
+        SyncToolRules.registerWithCoordination()  // before it presents or coordinates (see its doc)
         let undoManager = DocumentUndoManager()
         runtime = .process
         storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))
@@ -126,6 +127,7 @@ open class CloudDocument: FilePresenter {
     /// Creates a closed document that coordinates in `runtime` instead of the process's (tests: a
     /// runtime with its own lock directory and presenters). Any thread.
     nonisolated package init(fileURL: URL, runtime: CoordinationRuntime) {
+        SyncToolRules.registerWithCoordination()  // before it presents or coordinates (see its doc)
         let undoManager = DocumentUndoManager()
         self.runtime = runtime
         storage = Locked(DocumentStorage(fileURL: fileURL, undoManager: undoManager))

@@ -29,7 +29,7 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     /// A save failed for a reason not covered by a more specific case. `reason` says which step
     /// failed; `errno` is the system error number when there is one. Unless the reason says
     /// otherwise, the original file was left untouched.
-    case saveFailed(URL, reason: String, errno: Int32?)
+    case saveFailed(URL, reason: String, errno: Errno?)
     /// The disk (or the user's quota) is full: `errno` is `ENOSPC` (``Errno/noSpace``) or
     /// `EDQUOT` (``Errno/diskQuotaExceeded``). The original file, if any, was left untouched.
     case diskFull(URL, errno: Errno = .noSpace)
@@ -77,7 +77,7 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
         case .alreadyExists(let url):
             return "A file named “\(url.lastPathComponent)” already exists in “\(url.deletingLastPathComponent().path)”; it was left untouched."
         case .saveFailed(let url, let reason, let code):
-            let system = code.map { " (\(Self.describe(errno: $0)))" } ?? ""
+            let system = code.map { " (\($0))" } ?? ""
             return "The document “\(url.lastPathComponent)” could not be saved: \(reason)\(system)."
         case .diskFull(let url, _):
             return "There is not enough space on the disk to save “\(url.lastPathComponent)”; nothing on disk was changed (an existing file keeps its previous version)."
@@ -148,7 +148,7 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     /// ``couldNotLoad(_:underlying:)`` keeps. `nil` otherwise.
     public var errno: Errno? {
         switch self {
-        case .saveFailed(_, _, let code): return code.map { Errno(rawValue: $0) }
+        case .saveFailed(_, _, let code): return code
         case .diskFull(_, let number): return number
         case .notWritable(_, let number), .notReadable(_, _, let number): return number
         case .fileNotFound, .folderMissing: return .noSuchFileOrDirectory
@@ -162,12 +162,6 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     public var underlyingError: (any Error)? {
         if case .couldNotLoad(_, let underlying) = self { return underlying }
         return nil
-    }
-
-    /// The system's message for an error number, followed by the number, e.g.
-    /// `"No space left on device, errno 28"`.
-    static func describe(errno code: Int32) -> String {
-        Errno(rawValue: code).description  // strerror_r: safe from several threads
     }
 
     /// What went wrong in `error`, as a sentence ending with a period, without its advice: the

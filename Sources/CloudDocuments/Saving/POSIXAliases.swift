@@ -12,3 +12,6 @@ typealias FileDescriptor = SystemSupport.FileDescriptor
 
 /// The path-based POSIX calls (SystemSupport's ``SystemSupport/POSIX``).
 typealias POSIX = SystemSupport.POSIX
+
+/// A path as the kernel sees it, bytes (SystemSupport's ``SystemSupport/SystemPath``).
+typealias SystemPath = SystemSupport.SystemPath

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// Writes the entries of a ``FilePackage`` into an existing, empty folder: every file created
 /// with `O_EXCL`, written fully and `fsync`ed; every sub-folder created, filled, then `fsync`ed.
@@ -19,24 +20,30 @@ struct PackageTreeWriter {
         self.progress = progress
     }
 
-    mutating func writeEntries(of package: FilePackage, into folder: String) throws(SystemCallError) {
+    mutating func writeEntries(of package: FilePackage, into folder: SystemPath) throws(SystemCallError) {
         for name in package.names {
             guard let entry = package[name] else { continue }
-            let path = folder + "/" + name
-            try SafeSave.checkInjectedFailure(.createTemporary, key: injectionKey, path: path)
+            let path = folder.appending(name)
+            try SafeSave.checkInjectedFailure(.createTemporary, key: injectionKey, path: path.lossless)
             switch entry {
             case .file(let data):
                 try writeFile(data, at: path)
             case .directory(let child):
                 try POSIX.makeDirectory(path, mode: 0o755)
                 try writeEntries(of: child, into: path)
-                try SafeSave.checkInjectedFailure(.fsync, key: injectionKey, path: path)
+                try SafeSave.checkInjectedFailure(.fsync, key: injectionKey, path: path.lossless)
                 try POSIX.syncDirectory(path)
             }
         }
     }
 
-    private mutating func writeFile(_ data: Data, at path: String) throws(SystemCallError) {
+    /// ``writeEntries(of:into:)`` into a folder given as a lossless path string (migration path:
+    /// for callers not yet moved to `SystemPath`).
+    mutating func writeEntries(of package: FilePackage, into folder: String) throws(SystemCallError) {
+        try writeEntries(of: package, into: SystemPath(lossless: folder))
+    }
+
+    private mutating func writeFile(_ data: Data, at path: SystemPath) throws(SystemCallError) {
         let file = try POSIX.open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: 0o644)
         do throws(SystemCallError) {
             let start = bytesWritten
@@ -46,7 +53,7 @@ struct PackageTreeWriter {
                 progress?(total)
             }
             bytesWritten = total
-            try SafeSave.checkInjectedFailure(.fsync, key: injectionKey, path: path)
+            try SafeSave.checkInjectedFailure(.fsync, key: injectionKey, path: path.lossless)
             try file.sync()
         } catch {
             _ = Glibc.close(file.rawValue)

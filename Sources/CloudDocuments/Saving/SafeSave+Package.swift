@@ -35,7 +35,7 @@ extension SafeSave {
         let paths = try SavePaths(for: url)
         StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
         let existing: stat?
-        do { existing = try POSIX.status(paths.target) } catch {
+        do { existing = try POSIX.status(paths.targetPath) } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
         if creating && existing != nil { throw .alreadyExists(url) }
@@ -43,23 +43,23 @@ extension SafeSave {
         let temporaryLock: TemporaryItemLock
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
-            temporaryLock = try StrayTemporaryFiles.createLockedFolder(paths.temporary, mode: 0o700)
+            temporaryLock = try StrayTemporaryFiles.createLockedFolder(paths.temporaryPath, mode: 0o700)
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
         defer { temporaryLock.release() }
 
-        let oldTree: String?
+        let oldTree: SystemPath?
         do throws(SystemCallError) {
             var writer = PackageTreeWriter(injectionKey: paths.injectionKey, progress: progress)
-            try writer.writeEntries(of: package, into: paths.temporary)
+            try writer.writeEntries(of: package, into: paths.temporaryPath)
             let folderAttributes = existing.flatMap { $0.st_mode & S_IFMT == S_IFDIR ? $0 : nil }
-            try finishTopFolder(paths.temporary, like: folderAttributes, injectionKey: paths.injectionKey)
+            try finishTopFolder(paths.temporaryPath, like: folderAttributes, injectionKey: paths.injectionKey)
             try checkInjectedFailure(.rename, key: paths.injectionKey, path: paths.target)
-            oldTree = try moveFolderIntoPlace(paths.temporary, to: paths.target,
+            oldTree = try moveFolderIntoPlace(paths.temporaryPath, to: paths.targetPath,
                                               targetExists: existing != nil, creating: creating)
         } catch {
-            POSIX.removeTree(paths.temporary)
+            POSIX.removeTree(paths.temporaryPath)
             if creating && error.code == EEXIST { throw .alreadyExists(url) }
             throw .forSave(error, target: url, folder: paths.folder)
         }
@@ -67,23 +67,23 @@ extension SafeSave {
         var flushError: SystemCallError?
         do throws(SystemCallError) {
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
-            try POSIX.syncDirectory(paths.folder)
+            try POSIX.syncDirectory(paths.folderPath)
         } catch {
             flushError = error
         }
         if let oldTree { POSIX.removeTree(oldTree) }
         if let flushError {
-            throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(flushError.call))", errno: flushError.code)
+            throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(flushError.call))", errno: flushError.errno)
         }
     }
 
     /// Gives the temporary package folder its final owner and permissions and `fsync`s it.
-    private static func finishTopFolder(_ path: String, like original: stat?, injectionKey: String) throws(SystemCallError) {
+    private static func finishTopFolder(_ path: SystemPath, like original: stat?, injectionKey: String) throws(SystemCallError) {
         let folder = try POSIX.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
         do throws(SystemCallError) {
-            try checkInjectedFailure(.setPermissions, key: injectionKey, path: path)
+            try checkInjectedFailure(.setPermissions, key: injectionKey, path: path.lossless)
             try carryOverAttributes(of: original, to: folder, defaultMode: 0o755)
-            try checkInjectedFailure(.fsync, key: injectionKey, path: path)
+            try checkInjectedFailure(.fsync, key: injectionKey, path: path.lossless)
             try folder.sync()
         } catch {
             _ = Glibc.close(folder.rawValue)
@@ -96,8 +96,8 @@ extension SafeSave {
     /// removed by the caller), or `nil` when there were none. Throws errno EEXIST when creating and
     /// the target exists. When this throws, the target is as it was and `temporary` still holds
     /// the new tree.
-    private static func moveFolderIntoPlace(_ temporary: String, to target: String,
-                                            targetExists: Bool, creating: Bool) throws(SystemCallError) -> String? {
+    private static func moveFolderIntoPlace(_ temporary: SystemPath, to target: SystemPath,
+                                            targetExists: Bool, creating: Bool) throws(SystemCallError) -> SystemPath? {
         if creating {
             do {
                 try POSIX.rename(temporary, to: target, flag: .noReplace)
@@ -125,8 +125,8 @@ extension SafeSave {
     /// The replacement used where `RENAME_EXCHANGE` is unsupported: moves the old item aside to a
     /// hidden `.<name>.cdold-…` name, renames the new one in, and moves the old one back if that
     /// fails. Returns where the old item now is. The target is missing for an instant.
-    static func replaceByMovingAside(_ temporary: String, to target: String) throws(SystemCallError) -> String {
-        let aside = SavePaths.siblingName(of: target, marker: "cdold")
+    static func replaceByMovingAside(_ temporary: SystemPath, to target: SystemPath) throws(SystemCallError) -> SystemPath {
+        let aside = SystemPath(lossless: SavePaths.siblingName(of: target.lossless, marker: "cdold"))
         try POSIX.rename(target, to: aside)
         do {
             try POSIX.rename(temporary, to: target)
@@ -135,5 +135,11 @@ extension SafeSave {
             throw error
         }
         return aside
+    }
+
+    /// ``replaceByMovingAside(_:to:)`` for lossless path strings (migration path: for callers not
+    /// yet moved to `SystemPath`).
+    static func replaceByMovingAside(_ temporary: String, to target: String) throws(SystemCallError) -> String {
+        try replaceByMovingAside(SystemPath(lossless: temporary), to: SystemPath(lossless: target)).lossless
     }
 }

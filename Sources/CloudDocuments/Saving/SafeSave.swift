@@ -63,7 +63,7 @@ public enum SafeSave {
         if let existing {
             if creating { throw .alreadyExists(url) }
             if existing.st_mode & S_IFMT == S_IFDIR {
-                throw .saveFailed(url, reason: "a folder is in the way at “\(paths.target)”", errno: EISDIR)
+                throw .saveFailed(url, reason: "a folder is in the way at “\(paths.target)”", errno: .isDirectory)
             }
         }
 
@@ -73,7 +73,7 @@ public enum SafeSave {
         do throws(SystemCallError) {
             try checkInjectedFailure(.createTemporary, key: paths.injectionKey, path: paths.temporary)
             (file, created) = try StrayTemporaryFiles.createFileLockedWhileOpen(
-                paths.temporary, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: creationMode(like: existing))
+                paths.temporaryPath, flags: O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode: creationMode(like: existing))
         } catch {
             throw .forSave(error, target: url, folder: paths.folder)
         }
@@ -87,9 +87,9 @@ public enum SafeSave {
             try checkInjectedFailure(.fsync, key: paths.injectionKey, path: paths.temporary)
             try file.sync()
             try checkInjectedFailure(.rename, key: paths.injectionKey, path: paths.target)
-            try moveFileIntoPlace(paths.temporary, to: paths.target, creating: creating)
+            try moveFileIntoPlace(paths.temporaryPath, to: paths.targetPath, creating: creating)
         } catch {
-            POSIX.removeFileQuietly(paths.temporary)  // still locked: no reclaimer touches it meanwhile
+            POSIX.removeFileQuietly(paths.temporaryPath)  // still locked: no reclaimer touches it meanwhile
             _ = Glibc.close(file.rawValue)
             if creating && error.code == EEXIST { throw .alreadyExists(url) }
             throw .forSave(error, target: url, folder: paths.folder)
@@ -104,13 +104,13 @@ public enum SafeSave {
             if folder >= 0 {
                 try FileDescriptor(rawValue: folder, path: paths.folder).sync()
             } else {
-                try POSIX.syncDirectory(paths.folder)
+                try POSIX.syncDirectory(paths.folderPath)
             }
         } catch {
-            throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.code)
+            throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.errno)
         }
         if let closeFailure {
-            throw .saveFailed(url, reason: "the new contents are in place, but closing the file failed (\(closeFailure.call))", errno: closeFailure.code)
+            throw .saveFailed(url, reason: "the new contents are in place, but closing the file failed (\(closeFailure.call))", errno: closeFailure.errno)
         }
     }
 
@@ -181,7 +181,7 @@ public enum SafeSave {
     /// The final step for a regular file. Creating: `renameat2(RENAME_NOREPLACE)`, or where the
     /// file system lacks it, ``createByLinking(_:to:)``. Replacing: `rename`. Throws errno EEXIST
     /// when creating and the target exists.
-    static func moveFileIntoPlace(_ temporary: String, to target: String, creating: Bool) throws(SystemCallError) {
+    static func moveFileIntoPlace(_ temporary: SystemPath, to target: SystemPath, creating: Bool) throws(SystemCallError) {
         guard creating else {
             try POSIX.rename(temporary, to: target)
             return
@@ -197,15 +197,26 @@ public enum SafeSave {
     /// The creation used where `RENAME_NOREPLACE` is unsupported: `link` (fails with EEXIST if the
     /// name is taken, atomically) then `unlink` of the temporary name; where hard links are
     /// unsupported too, a check for an existing item then `rename` (a small race, the only one).
-    static func createByLinking(_ temporary: String, to target: String) throws(SystemCallError) {
+    static func createByLinking(_ temporary: SystemPath, to target: SystemPath) throws(SystemCallError) {
         do {
             try POSIX.link(temporary, to: target)
             POSIX.removeFileQuietly(temporary)
         } catch where error.code == EPERM || error.code == EOPNOTSUPP || error.code == EMLINK {
             if try POSIX.linkStatus(target) != nil {
-                throw SystemCallError(call: "rename", path: target, code: EEXIST)
+                throw SystemCallError(call: "rename", path: target.lossless, code: EEXIST)
             }
             try POSIX.rename(temporary, to: target)
         }
+    }
+
+    /// ``moveFileIntoPlace(_:to:creating:)`` for lossless path strings (migration path: for
+    /// callers not yet moved to `SystemPath`).
+    static func moveFileIntoPlace(_ temporary: String, to target: String, creating: Bool) throws(SystemCallError) {
+        try moveFileIntoPlace(SystemPath(lossless: temporary), to: SystemPath(lossless: target), creating: creating)
+    }
+
+    /// ``createByLinking(_:to:)`` for lossless path strings (migration path).
+    static func createByLinking(_ temporary: String, to target: String) throws(SystemCallError) {
+        try createByLinking(SystemPath(lossless: temporary), to: SystemPath(lossless: target))
     }
 }

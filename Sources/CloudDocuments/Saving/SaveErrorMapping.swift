@@ -26,7 +26,7 @@ extension DocumentError {
     }
 
     private static func saveFailed(_ error: SystemCallError, target: URL) -> DocumentError {
-        .saveFailed(target, reason: "\(error.call) failed on “\(PathBytes.display(error.path))”", errno: error.code)
+        .saveFailed(target, reason: "\(error.call) failed on “\(PathBytes.display(error.path))”", errno: error.errno)
     }
 
     /// The error for a failed step of reading `path`: ENOENT → `.fileNotFound`, anything else →
@@ -34,6 +34,6 @@ extension DocumentError {
     static func forRead(_ error: SystemCallError) -> DocumentError {
         let url = PathBytes.fileURL(error.path)
         if error.code == ENOENT { return .fileNotFound(url) }
-        return .notReadable(url, underlying: "\(error.call) failed: \(describe(errno: error.code))", errno: error.errno)
+        return .notReadable(url, underlying: "\(error.call) failed: \(error.errno)", errno: error.errno)
     }
 }

@@ -3,8 +3,10 @@ import Glibc
 import SystemSupport
 
 /// The paths involved in one save: the target (with a symbolic link at the target resolved), its
-/// folder, and a fresh temporary name beside it. All are lossless path strings (SystemSupport's
-/// `PathBytes`): a name that is not valid UTF-8 is saved under its own bytes. Internal; any thread.
+/// folder, and a fresh temporary name beside it. Each is a `SystemPath` (`targetPath`, …), what
+/// the system calls of a save take, and a lossless path string (`target`, …; SystemSupport's
+/// `PathBytes`) for keys, messages and the callers not yet moved to `SystemPath`: a name that is
+/// not valid UTF-8 is saved under its own bytes. Internal; any thread.
 ///
 /// The target is where the kernel resolves the caller's path: symbolic links in the folder's
 /// components are resolved *before* a `..` after them applies (with `D/lnk -> D/real/sub`,
@@ -15,11 +17,17 @@ struct SavePaths {
     let url: URL
     /// The path that will be replaced. If the caller's path is a symbolic link that resolves, this
     /// is the file it points to, so the link is kept and keeps pointing at the new contents.
-    let target: String
+    let targetPath: SystemPath
     /// The folder containing `target`.
-    let folder: String
+    let folderPath: SystemPath
     /// A new, unused-looking name in `folder`: `.<name>.cdsave-<12 hex digits>`.
-    let temporary: String
+    let temporaryPath: SystemPath
+    /// ``targetPath`` as a lossless path string.
+    var target: String { targetPath.lossless }
+    /// ``folderPath`` as a lossless path string.
+    var folder: String { folderPath.lossless }
+    /// ``temporaryPath`` as a lossless path string.
+    var temporary: String { temporaryPath.lossless }
     /// The key of injected test failures (``SafeSave/injectionKey(_:)``); empty when no failure
     /// was registered as the save began (computing the key costs microseconds).
     let injectionKey: String
@@ -47,21 +55,21 @@ struct SavePaths {
         }
         var target = Self.join(Self.resolvedFolder(givenFolder), name)
         var known = KnownStatus.unknown
-        switch Result(catching: { () throws(SystemCallError) in try POSIX.linkStatus(target) }) {
+        switch Result(catching: { () throws(SystemCallError) in try POSIX.linkStatus(SystemPath(lossless: target)) }) {
         case .success(nil):
             known = .missing
         case .success(let link?) where link.st_mode & S_IFMT == S_IFLNK:
-            if let resolved = POSIX.resolvedPath(target) { target = resolved }
+            if let resolved = POSIX.resolvedPath(SystemPath(lossless: target)) { target = resolved.lossless }
         case .success(let info?):
             known = .found(info)
         case .failure:
             break  // `stat` reports it.
         }
         self.url = url
-        self.target = target
+        self.targetPath = SystemPath(lossless: target)
         self.knownStatus = known
-        self.folder = Self.split(target).folder
-        self.temporary = Self.siblingName(of: target, marker: "cdsave")
+        self.folderPath = SystemPath(lossless: Self.split(target).folder)
+        self.temporaryPath = SystemPath(lossless: Self.siblingName(of: target, marker: "cdsave"))
         self.injectionKey = SafeSave.failuresAreInjected ? SafeSave.injectionKey(url) : ""
     }
 
@@ -74,7 +82,7 @@ struct SavePaths {
         switch knownStatus {
         case .missing: return nil
         case .found(let info): return info
-        case .unknown: return try POSIX.status(target)
+        case .unknown: return try POSIX.status(targetPath)
         }
     }
 

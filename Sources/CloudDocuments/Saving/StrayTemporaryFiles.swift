@@ -227,6 +227,6 @@ enum StrayTemporaryFiles {
         guard fstatat(directory, cName, &named, AT_SYMLINK_NOFOLLOW) == 0,
               named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else { return false }
         if !isFolder { return unlinkat(directory, cName, 0) == 0 }
-        return POSIX.removeTree((folder == "/" ? "" : folder) + "/" + PathBytes.string(fromBytes: entry)) == nil
+        return POSIX.removeTree(SystemPath(lossless: folder).appending(PathBytes.string(fromBytes: entry))) == nil
     }
 }

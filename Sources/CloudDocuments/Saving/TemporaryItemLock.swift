@@ -13,10 +13,10 @@ extension StrayTemporaryFiles {
     /// Creates the temporary file at `path` (`open` with `flags`, which include
     /// `O_CREAT | O_EXCL` and `O_WRONLY` or `O_RDWR`) and write-locks it. Returns the file and the
     /// lock; the lock lasts until ``TemporaryItemLock/release()``, even after the file is closed.
-    static func createLockedFile(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
+    static func createLockedFile(_ path: SystemPath, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
         let (file, _) = try createFileLockedWhileOpen(path, flags: flags, mode: mode)
         do throws(SystemCallError) {
-            return (file, try TemporaryItemLock(holding: file.rawValue, path: path))
+            return (file, try TemporaryItemLock(holding: file.rawValue, path: path.lossless))
         } catch {
             _ = Glibc.close(file.rawValue)
             throw error
@@ -26,10 +26,10 @@ extension StrayTemporaryFiles {
     /// ``createLockedFile(_:flags:mode:)`` without the separate lock: the lock lasts as long as
     /// the returned descriptor is open (closing it is the release), which saves duplicating the
     /// descriptor. Also returns the new file's status (`fstat`), taken while checking the name.
-    static func createFileLockedWhileOpen(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, stat) {
+    static func createFileLockedWhileOpen(_ path: SystemPath, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, stat) {
         for _ in 0..<creationAttempts {
             let file = try POSIX.open(path, flags, mode: mode)
-            runCreationHook(for: path)
+            runCreationHook(for: path.lossless)
             do throws(SystemCallError) {
                 try lockForWriting(file.rawValue, path: path, kind: .file)
                 if let status = try statusIfStillNamed(path, file.rawValue) {
@@ -42,15 +42,15 @@ extension StrayTemporaryFiles {
             // A reclaimer removed it before we held the lock: the name is free again.
             _ = Glibc.close(file.rawValue)
         }
-        throw SystemCallError(call: "open (temporary file kept being reclaimed)", path: path, code: EAGAIN)
+        throw SystemCallError(call: "open (temporary file kept being reclaimed)", path: path.lossless, code: EAGAIN)
     }
 
     /// Creates the temporary package folder at `path` (`mkdir` with `mode`) and locks it. The lock
     /// lasts until ``TemporaryItemLock/release()``.
-    static func createLockedFolder(_ path: String, mode: mode_t) throws(SystemCallError) -> TemporaryItemLock {
+    static func createLockedFolder(_ path: SystemPath, mode: mode_t) throws(SystemCallError) -> TemporaryItemLock {
         for _ in 0..<creationAttempts {
             try POSIX.makeDirectory(path, mode: mode)
-            runCreationHook(for: path)
+            runCreationHook(for: path.lossless)
             let folder: FileDescriptor
             do throws(SystemCallError) {
                 folder = try POSIX.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
@@ -68,7 +68,18 @@ extension StrayTemporaryFiles {
             }
             _ = Glibc.close(folder.rawValue)
         }
-        throw SystemCallError(call: "mkdir (temporary folder kept being reclaimed)", path: path, code: EAGAIN)
+        throw SystemCallError(call: "mkdir (temporary folder kept being reclaimed)", path: path.lossless, code: EAGAIN)
+    }
+
+    /// ``createLockedFile(_:flags:mode:)`` for a lossless path string (migration path: for
+    /// callers not yet moved to `SystemPath`).
+    static func createLockedFile(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> (FileDescriptor, TemporaryItemLock) {
+        try createLockedFile(SystemPath(lossless: path), flags: flags, mode: mode)
+    }
+
+    /// ``createLockedFolder(_:mode:)`` for a lossless path string (migration path).
+    static func createLockedFolder(_ path: String, mode: mode_t) throws(SystemCallError) -> TemporaryItemLock {
+        try createLockedFolder(SystemPath(lossless: path), mode: mode)
     }
 
     private enum Kind { case file, folder }
@@ -77,7 +88,7 @@ extension StrayTemporaryFiles {
     /// removal). A file system that does not support the lock is not an error: the item is then
     /// written unlocked, and reclaimers, unable to lock it either, leave it alone.
     /// A signal arriving meanwhile (EINTR) does not end the wait: it is taken again.
-    private static func lockForWriting(_ fd: Int32, path: String, kind: Kind) throws(SystemCallError) {
+    private static func lockForWriting(_ fd: Int32, path: SystemPath, kind: Kind) throws(SystemCallError) {
         let result: Result<Int32, Errno>
         switch kind {
         case .file:
@@ -91,24 +102,26 @@ extension StrayTemporaryFiles {
         guard case .failure(let error) = result else { return }
         switch error.rawValue {
         case EINVAL, ENOLCK, EOPNOTSUPP, ENOSYS, EBADF: return
-        default: throw SystemCallError(call: kind == .file ? "fcntl(F_OFD_SETLKW)" : "flock", path: path, errno: error)
+        default: throw SystemCallError(call: kind == .file ? "fcntl(F_OFD_SETLKW)" : "flock", path: path.lossless, errno: error)
         }
     }
 
     /// Whether `path` (not following a final symbolic link) is still the item open as `fd`.
-    private static func isStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> Bool {
+    private static func isStillNamed(_ path: SystemPath, _ fd: Int32) throws(SystemCallError) -> Bool {
         try statusIfStillNamed(path, fd) != nil
     }
 
     /// The status of the item open as `fd` if `path` (not following a final symbolic link) still
     /// names it, else `nil`.
-    private static func statusIfStillNamed(_ path: String, _ fd: Int32) throws(SystemCallError) -> stat? {
+    private static func statusIfStillNamed(_ path: SystemPath, _ fd: Int32) throws(SystemCallError) -> stat? {
         var opened = stat(), named = stat()
-        if fstat(fd, &opened) != 0 { throw SystemCallError(call: "fstat", path: path, code: errno) }
-        switch PathBytes.withCString(path, { cPath in valueOrErrno { lstat(cPath, &named) } }) {
+        if case .failure(let error) = valueOrErrno({ fstat(fd, &opened) }) {
+            throw SystemCallError(call: "fstat", path: path.lossless, errno: error)
+        }
+        switch path.withCString({ cPath in valueOrErrno { lstat(cPath, &named) } }) {
         case .success: break
         case .failure(.noSuchFileOrDirectory): return nil
-        case .failure(let error): throw SystemCallError(call: "lstat", path: path, errno: error)
+        case .failure(let error): throw SystemCallError(call: "lstat", path: path.lossless, errno: error)
         }
         return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino ? opened : nil
     }

@@ -36,7 +36,7 @@ extension FileVersion {
             guard hasLocalContents else { throw .versionNotFound(self.url) }
             let paths: SavePaths
             do { paths = try SavePaths(for: targetURL) } catch {
-                throw .storeFailed(path: PathBytes.path(of: targetURL), call: "resolve path", errno: ENOENT)
+                throw .storeFailed(path: PathBytes.path(of: targetURL), call: "resolve path", errno: .noSuchFileOrDirectory)
             }
             // The identity the restored item keeps: the one it had, or this version's item's when
             // the target is where that item was last seen (a save had dropped the attribute).

@@ -23,7 +23,7 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
     case coordinationFailed(URL, underlying: CoordinationError)
     /// A system call on the version store or the item failed: `call` and `errno` tell which and
     /// why. The store is left as it was before the operation (no half version is ever visible).
-    case storeFailed(path: String, call: String, errno: Int32)
+    case storeFailed(path: String, call: String, errno: Errno)
 
     /// What went wrong and what to do, in one sentence or two.
     public var description: String {
@@ -37,14 +37,14 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
             return "Could not coordinate writing “\(url.path)”: \(underlying.description)"
         case .storeFailed(let path, let call, let code):
             // `strerror_r` through `Errno` (`strerror` is not thread-safe).
-            return "\(call) on “\(path)” failed: \(Errno(rawValue: code).message) (errno \(code))."
+            return "\(call) on “\(path)” failed: \(code.message) (errno \(code.rawValue))."
         }
     }
 
     /// The system error number of ``storeFailed(path:call:errno:)``; `nil` for the other cases
     /// (``coordinationFailed(_:underlying:)``'s is its underlying error's).
     public var errno: Errno? {
-        if case .storeFailed(_, _, let code) = self { return Errno(rawValue: code) }
+        if case .storeFailed(_, _, let code) = self { return code }
         return nil
     }
 
@@ -55,6 +55,6 @@ public enum FileVersionError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     init(_ error: SystemCallError) {
-        self = .storeFailed(path: error.path, call: error.call, errno: error.code)
+        self = .storeFailed(path: error.path, call: error.call, errno: error.errno)
     }
 }

@@ -28,7 +28,7 @@ enum VersionContents {
     static func copy(_ source: String, to destination: String) throws(FileVersionError) {
         let info: stat?
         do { info = try POSIX.linkStatus(source) } catch { throw FileVersionError(error) }
-        guard let info else { throw .storeFailed(path: source, call: "lstat", errno: ENOENT) }
+        guard let info else { throw .storeFailed(path: source, call: "lstat", errno: .noSuchFileOrDirectory) }
         let mode = info.st_mode & 0o7777
         switch info.st_mode & S_IFMT {
         case S_IFREG:
@@ -47,15 +47,19 @@ enum VersionContents {
             _ = PathBytes.withCString(destination) { chmod($0, mode) }
         case S_IFLNK:
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            // errno is read inside each call's closure: what `withCString` does after the call
-            // returns may change it.
-            let (count, readError) = PathBytes.withCString(source) { (readlink($0, &buffer, buffer.count - 1), errno) }
-            guard count >= 0 else { throw .storeFailed(path: source, call: "readlink", errno: readError) }
-            let target = PathBytes.string(fromBytes: buffer[..<count].map { UInt8(bitPattern: $0) })
-            let (result, linkError) = PathBytes.withCString(target) { cTarget in
-                PathBytes.withCString(destination) { (symlink(cTarget, $0), errno) }
+            // errno is read inside each call's closure (`valueOrErrno`): what `withCString` does
+            // after the call returns may change it.
+            let read = PathBytes.withCString(source) { cSource in valueOrErrno { readlink(cSource, &buffer, buffer.count - 1) } }
+            let count: Int
+            switch read {
+            case .success(let value): count = value
+            case .failure(let error): throw .storeFailed(path: source, call: "readlink", errno: error)
             }
-            guard result == 0 else { throw .storeFailed(path: destination, call: "symlink", errno: linkError) }
+            let target = PathBytes.string(fromBytes: buffer[..<count].map { UInt8(bitPattern: $0) })
+            let linked = PathBytes.withCString(target) { cTarget in
+                PathBytes.withCString(destination) { cDestination in valueOrErrno { symlink(cTarget, cDestination) } }
+            }
+            if case .failure(let error) = linked { throw .storeFailed(path: destination, call: "symlink", errno: error) }
         default:
             return  // Devices, sockets, pipes: not part of a document; skipped.
         }

@@ -101,7 +101,7 @@ extension VersionStore {
     func writeItemRecord(_ record: ItemRecord) throws(FileVersionError) {
         let data: Data
         do { data = try JSONEncoder().encode(record) } catch {
-            throw .storeFailed(path: itemRecordPath(record.id), call: "encode", errno: EINVAL)
+            throw .storeFailed(path: itemRecordPath(record.id), call: "encode", errno: .invalidArgument)
         }
         try Self.writeDurably(data, to: itemRecordPath(record.id), temporaryIn: itemFolder(record.id))
     }

@@ -33,7 +33,7 @@ extension VersionStore {
     func writeVersionRecord(_ record: VersionRecord, itemID: String) throws(FileVersionError) {
         let data: Data
         do { data = try JSONEncoder().encode(record) } catch {
-            throw .storeFailed(path: versionFolder(itemID, record.id), call: "encode", errno: EINVAL)
+            throw .storeFailed(path: versionFolder(itemID, record.id), call: "encode", errno: .invalidArgument)
         }
         guard readVersionRecord(itemID, record.id) != nil else {
             throw .versionNotFound(URL(fileURLWithPath: versionFolder(itemID, record.id)))
@@ -93,7 +93,7 @@ extension VersionStore {
                 isResolved: !isConflict, isDiscardable: isDiscardable, size: VersionContents.size(of: contents))
             let data: Data
             do { data = try JSONEncoder().encode(record) } catch {
-                throw .storeFailed(path: temporary, call: "encode", errno: EINVAL)
+                throw .storeFailed(path: temporary, call: "encode", errno: .invalidArgument)
             }
             try VersionContents.writeNewFile(data, at: temporary + "/version.json", flushing: false)
             // The metadata and both folders' entries, flushed together (one journal commit).

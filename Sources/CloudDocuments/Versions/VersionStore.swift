@@ -36,6 +36,7 @@ struct VersionStore: Sendable {
     var limits: Limits
 
     init(root: String, limits: Limits = Limits()) {
+        SyncToolRules.registerWithCoordination()  // every FileVersion call makes a store first (see its doc)
         self.root = root
         self.limits = limits
     }

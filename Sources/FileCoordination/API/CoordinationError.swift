@@ -22,11 +22,11 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     /// The lock directory cannot be used safely; `reason` says why and what to do.
     case lockDirectoryUnusable(path: String, reason: String)
     /// A lock file for the item could not be opened or locked (`errno` given).
-    case lockFailed(path: String, errno: Int32)
+    case lockFailed(path: String, errno: Errno)
     /// Reading an item or writing its temporary copy failed (`errno` given): for example the
     /// disk filled up while a `.forUploading` snapshot was written. `path` names the file that
     /// failed; no temporary file is left behind.
-    case ioFailed(path: String, errno: Int32)
+    case ioFailed(path: String, errno: Errno)
     /// The intents passed to ``Coordinator/coordinate(with:queue:byAccessor:)`` are not valid
     /// (for example, more than one writing option at once, or no intent at all).
     case invalidRequest(String)
@@ -49,9 +49,9 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .lockDirectoryUnusable(let path, let reason):
             return "The lock directory \(path) cannot be used: \(reason)"
         case .lockFailed(let path, let code):
-            return "Could not lock \(path): \(Errno(rawValue: code).message) (errno \(code))."
+            return "Could not lock \(path): \(code.message) (errno \(code.rawValue))."
         case .ioFailed(let path, let code):
-            return "Could not read or write \(path): \(Errno(rawValue: code).message) (errno \(code))."
+            return "Could not read or write \(path): \(code.message) (errno \(code.rawValue))."
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
         case .itemKeptMoving(let url):
             return "The item kept being moved by other coordinators while this coordination waited for it (last seen at \(url.path)); it was not accessed. Try again."
@@ -64,7 +64,7 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     /// `nil` for the other cases (see ``Swift/Error/underlyingErrno`` for a presenter's).
     public var errno: Errno? {
         switch self {
-        case .lockFailed(_, let code), .ioFailed(_, let code): return Errno(rawValue: code)
+        case .lockFailed(_, let code), .ioFailed(_, let code): return code
         default: return nil
         }
     }

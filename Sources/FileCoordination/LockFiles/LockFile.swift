@@ -30,7 +30,7 @@ final class LockFile: Sendable {
         let fd = open(filePath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         if fd >= 0 { return fd }
         let code = errno
-        guard code == ENOENT else { throw .lockFailed(path: filePath, errno: code) }
+        guard code == ENOENT else { throw .lockFailed(path: filePath, errno: Errno(rawValue: code)) }
         return try creating(self)
     }
 

@@ -109,11 +109,11 @@ final class LockTable: Sendable {
                 return fd
             }
             let code = errno
-            guard code == ENOENT else { throw .lockFailed(path: file.filePath, errno: code) }
+            guard code == ENOENT else { throw .lockFailed(path: file.filePath, errno: Errno(rawValue: code)) }
             // The mirror folder is missing (new, or a reclaimer removed it as empty): make it.
             try makeFolder(mirror, in: directory)
         }
-        throw .lockFailed(path: file.filePath, errno: ENOENT)
+        throw .lockFailed(path: file.filePath, errno: .noSuchFileOrDirectory)
     }
 
     /// Makes the mirror folder `folder` (mode 0700), and the ones above it that are missing —
@@ -127,6 +127,6 @@ final class LockTable: Sendable {
             if mkdir(folder, 0o700) == 0 { return }
             code = errno
         }
-        guard code == EEXIST || code == ENOENT else { throw .lockFailed(path: folder, errno: code) }
+        guard code == EEXIST || code == ENOENT else { throw .lockFailed(path: folder, errno: Errno(rawValue: code)) }
     }
 }

@@ -37,7 +37,7 @@ extension OFDLock {
                 try context.check()
                 if !sleepsInKernel { usleep(1000) }
             case .failed(let code):
-                throw .lockFailed(path: path, errno: code)
+                throw .lockFailed(path: path, errno: Errno(rawValue: code))
             }
         }
     }

@@ -187,7 +187,7 @@ enum LockProtocol {
                 continue
             case .failed(let code):
                 dropUpgradeMarker(fd: fd)
-                throw .lockFailed(path: path, errno: code)
+                throw .lockFailed(path: path, errno: Errno(rawValue: code))
             case .wouldBlock, .interrupted:
                 dropUpgradeMarker(fd: fd)
                 throw .wouldDeadlock(URL(fileURLWithPath: path))

@@ -19,7 +19,7 @@ struct LockStepper {
         case .done:
             return
         case .failed(let code):
-            throw .lockFailed(path: itemPath, errno: code)
+            throw .lockFailed(path: itemPath, errno: Errno(rawValue: code))
         case .wouldBlock, .interrupted:
             if let treeBackOff, subtree, kind == .shared {
                 treeBackOff.blocked(at: itemPath)

@@ -12,8 +12,8 @@ import Glibc
 ///
 /// The `fcntl` commands come from CSystemShim (`CSHIM_F_OFD_*`: the Glibc module declares them
 /// only with `_GNU_SOURCE`; the shim checks its values against glibc's when it is compiled).
-enum OFDLock {
-    enum Kind {
+package enum OFDLock {
+    package enum Kind {
         case shared, exclusive, unlock
         var raw: Int16 {
             switch self {
@@ -25,7 +25,7 @@ enum OFDLock {
     }
 
     /// The result of one lock request.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         case done
         /// Non-blocking request refused: someone else holds a conflicting lock.
         case wouldBlock
@@ -38,7 +38,7 @@ enum OFDLock {
     /// of all possible offsets". When `wait` is true, sleeps in the kernel until granted or
     /// interrupted by a signal.
     @inline(__always)
-    static func apply(_ kind: Kind, fd: Int32, start: Int, length: Int, wait: Bool) -> Outcome {
+    package static func apply(_ kind: Kind, fd: Int32, start: Int, length: Int, wait: Bool) -> Outcome {
         var request = Self.request(kind, start: start, length: length)
         if fcntl(fd, wait ? CSHIM_F_OFD_SETLKW : CSHIM_F_OFD_SETLK, &request) == 0 { return .done }
         let code = errno
@@ -63,7 +63,7 @@ enum OFDLock {
 
     /// True when some other open file description holds a lock that conflicts with `kind` on the
     /// byte range (a test only: nothing is locked).
-    static func isContended(_ kind: Kind, fd: Int32, start: Int, length: Int) -> Bool {
+    package static func isContended(_ kind: Kind, fd: Int32, start: Int, length: Int) -> Bool {
         var request = Self.request(kind, start: start, length: length)
         guard fcntl(fd, CSHIM_F_OFD_GETLK, &request) == 0 else { return false }
         return request.l_type != Int16(F_UNLCK)

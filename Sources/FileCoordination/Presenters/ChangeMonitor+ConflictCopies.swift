@@ -5,27 +5,32 @@ import SystemSupport
 // The change monitor's part in making sync tools' conflict copies versions, live.
 //
 // The monitor already watches the folder of every presented item, so it sees a conflict copy of
-// the item (`doc.sync-conflict-….txt` next to `doc.txt`, named by the rules of
-// `SyncConflictNaming`) appear and disappear, whoever makes it: a sync tool renaming its temporary
-// file, another program deleting the copy. It tells the item's presenters with the version messages
-// `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)` — the copy is a conflict version of the
-// item (CloudDocuments' `FileVersion` lists it as one, with the same persistent identifier,
-// `ConflictCopyIdentifier`) — and never as a change of the item or a new subitem.
+// the item (`doc.sync-conflict-….txt` next to `doc.txt`) appear and disappear, whoever makes it: a
+// sync tool renaming its temporary file, another program deleting the copy. Which names are
+// copies, of which item, is the registered `SyncToolPolicy`'s to say (CloudDocuments' naming rules,
+// `CloudDocuments/SyncTools/`; with no policy registered no name is a copy). It tells the item's
+// presenters with the version messages `presentedItemDidGain(_:)` / `presentedItemDidLose(_:)` — the
+// copy is a conflict version of the item (CloudDocuments' `FileVersion` lists it as one, with the
+// same persistent identifier, the policy's `versionIdentifier`) — and never as a change of the item
+// or a new subitem.
 //
 // As for presented items, changes made by a coordinator of this runtime are not reported from the
 // kernel's events: `FileVersion` announces its own removals of copies (`resolve()`, `remove()`).
 // A copy *created* by such a coordinator is announced when its write ends (nobody else would).
 //
-// rclone bisync leaves no file under the real name (`NAME..path1`, `NAME..path2`). When a
-// presented item is missing and such copies of it are present, the monitor promotes the winner
-// (`BisyncPromotion`) once the folder has been quiet for `bisyncSettleInterval`, so that it never
-// renames a copy that rclone is still writing or about to copy to the other side.
+// Some tools leave no file under the real name (rclone bisync: `NAME..path1`, `NAME..path2`;
+// `SyncToolConflictCopy.leavesOriginalMissing`). When such a copy of a presented item appears, the
+// monitor waits until the folder has been quiet for `conflictSettleInterval` — so that nothing is
+// renamed while the tool is still writing a copy or about to copy it to the other side — and then
+// asks the policy to settle the conflict (`SyncToolPolicy.settleConflict`: CloudDocuments promotes
+// the winning copy to the item's name in a coordinated write of this runtime, if it is still
+// missing).
 
 extension ChangeMonitor {
     /// A conflict copy of a presented item, in a watched folder.
     struct WatchedCopy: Sendable {
         let directory: String
-        let copy: SyncConflictCopy
+        let copy: SyncToolConflictCopy
         var copyPath: String { CanonicalPath.join(directory, copy.name) }
         var originalPath: String { CanonicalPath.join(directory, copy.originalName) }
     }
@@ -40,13 +45,14 @@ extension ChangeMonitor {
 
     enum CopyChange { case gained, lost }
 
-    /// How long a folder must stay without any report of the kernel before an rclone bisync copy
-    /// is promoted: longer than an rclone run on a few files (0.1–0.2 s measured), so that rclone
-    /// has copied both sides' copies before one is renamed.
-    static let bisyncSettleInterval: TimeInterval = 0.5
+    /// How long a folder must stay without any report of the kernel before the policy is asked to
+    /// settle a conflict whose tool left the original missing: longer than an rclone bisync run on
+    /// a few files (0.1–0.2 s measured), so that the tool has copied both sides' copies before one
+    /// is renamed.
+    static let conflictSettleInterval: TimeInterval = 0.5
 
-    /// Where promotions wait and run (they take a coordinated write).
-    static let promotions = DispatchQueue(label: "FileCoordination.bisyncPromotions")
+    /// Where settlements wait and run (the policy's settlement takes a coordinated write).
+    static let promotions = DispatchQueue(label: "FileCoordination.conflictSettlements")
 
     /// The conflict copy of a presented item that the entry at `path` (a canonical path) is, if any.
     func conflictCopyOfWatchedItem(at path: String) -> WatchedCopy? {
@@ -60,24 +66,14 @@ extension ChangeMonitor {
         return Self.watchedCopy(directory: directory, name: name, originals: originals)
     }
 
-    /// `name` in `directory` as a conflict copy of one of `originals` (the presented names there).
+    /// `name` in `directory` as a conflict copy of one of `originals` (the presented names there),
+    /// by the registered policy.
     static func watchedCopy(directory: String, name: String, originals: Set<String>) -> WatchedCopy? {
-        guard !originals.contains(name), mayBeCopy(named: name, ofAnyOf: originals),
-              let copy = SyncConflictNaming.conflictCopy(named: name, amongOriginals: originals, options: .local),
+        let policy = CoordinationRuntime.syncToolPolicy
+        guard !originals.contains(name), policy.mayBeConflictCopy(named: name, ofAnyOf: originals),
+              let copy = policy.conflictCopy(named: name, amongOriginals: originals),
               originals.contains(copy.originalName) else { return nil }
         return WatchedCopy(directory: directory, copy: copy)
-    }
-
-    /// False when `name` cannot be a conflict copy of any of `originals`, whatever the scheme: each
-    /// scheme rebuilds the original as a prefix of the copy's name followed by a suffix of it
-    /// (`ConflictNameParser.original`), so an original either starts with the copy's first byte or,
-    /// when that prefix is empty, ends the copy's name. Most entries of a watched folder (other
-    /// files, temporary files of saves, `.raw-…` names) fail this at once and are never parsed.
-    static func mayBeCopy(named name: String, ofAnyOf originals: some Sequence<String>) -> Bool {
-        guard let first = name.utf8.first else { return false }
-        return originals.contains { original in
-            original.utf8.first == first || name.utf8.reversed().starts(with: original.utf8.reversed())
-        }
     }
 
     /// Records what a copy was before a coordinated write of it (if not known already).
@@ -99,12 +95,13 @@ extension ChangeMonitor {
     /// a copy that appeared is a gained version, one that disappeared a lost one.
     func deliverCopyChanges(_ entries: [OtherEntry]) {
         guard !entries.isEmpty else { return }
-        // The entries that may be copies (most are not: see `mayBeCopy`), with the presented
-        // names of their folder, in one visit of the state.
+        // The entries that may be copies (most are not: see `SyncToolPolicy.mayBeConflictCopy`),
+        // with the presented names of their folder, in one visit of the state.
+        let policy = CoordinationRuntime.syncToolPolicy
         let candidates: [(entry: OtherEntry, originals: Set<String>)] = state.withLock { state in
             entries.compactMap { entry in
                 guard let names = state.directories[entry.directory]?.names,
-                      Self.mayBeCopy(named: entry.name, ofAnyOf: names.keys) else { return nil }
+                      policy.mayBeConflictCopy(named: entry.name, ofAnyOf: names.keys) else { return nil }
                 return (entry, Set(names.keys))
             }
         }
@@ -130,7 +127,7 @@ extension ChangeMonitor {
                 return nil
             }
             if let change { announce(change, copy) }
-            if copy.copy.tool == .rcloneBisync, stamp != .missing { schedulePromotion(of: copy) }
+            if copy.copy.leavesOriginalMissing, stamp != .missing { scheduleSettlement(of: copy) }
         }
     }
 
@@ -141,7 +138,7 @@ extension ChangeMonitor {
         guard let registry, let delivery else { return }
         let reference = FileVersionReference(
             itemURL: CanonicalPath.url(for: copy.originalPath), url: CanonicalPath.url(for: copy.copyPath),
-            persistentIdentifier: ConflictCopyIdentifier.identifier(forCopyNamed: copy.copy.name), isConflict: true)
+            persistentIdentifier: copy.copy.versionIdentifier, isConflict: true)
         let message: PresenterMessage = change == .gained ? .versionDidGain(reference) : .versionDidLose(reference)
         for address in registry.addresses(at: copy.originalPath) {
             delivery.send(PresenterRequest(presenter: address.id, presentedPath: address.path, message: message, borrow: nil),
@@ -149,9 +146,10 @@ extension ChangeMonitor {
         }
     }
 
-    /// Promotes the winning rclone bisync copy of `copy`'s original, if it is missing, once the
-    /// folder has been quiet for ``bisyncSettleInterval``. One pending promotion per original.
-    private func schedulePromotion(of copy: WatchedCopy) {
+    /// Asks the policy to settle the conflict of `copy`'s original (promote the winning copy if the
+    /// original is missing) once the folder has been quiet for ``conflictSettleInterval``. One
+    /// pending settlement per original.
+    private func scheduleSettlement(of copy: WatchedCopy) {
         let name = copy.copy.originalName
         let seen: UInt64? = state.withLock { state in
             guard var directory = state.directories[copy.directory],
@@ -160,11 +158,11 @@ extension ChangeMonitor {
             return directory.generation
         }
         guard let seen else { return }
-        promoteWhenQuiet(directory: copy.directory, name: name, seen: seen)
+        settleWhenQuiet(directory: copy.directory, name: name, seen: seen)
     }
 
-    private func promoteWhenQuiet(directory: String, name: String, seen: UInt64) {
-        Self.promotions.asyncAfter(deadline: .now() + Self.bisyncSettleInterval) { [self] in
+    private func settleWhenQuiet(directory: String, name: String, seen: UInt64) {
+        Self.promotions.asyncAfter(deadline: .now() + Self.conflictSettleInterval) { [self] in
             let now: UInt64? = state.withLock { state in
                 guard let generation = state.directories[directory]?.generation else { return nil }
                 if generation == seen { state.directories[directory]?.promotionsPending.remove(name) }
@@ -172,12 +170,12 @@ extension ChangeMonitor {
             }
             guard let now else { return }  // no longer watched
             guard now == seen else {
-                promoteWhenQuiet(directory: directory, name: name, seen: now)
+                settleWhenQuiet(directory: directory, name: name, seen: now)
                 return
             }
             guard let runtime = target.withLock({ $0.runtime }) else { return }
-            BisyncPromotion.promoteIfNeeded(itemAt: CanonicalPath.url(for: CanonicalPath.join(directory, name)),
-                                            coordinator: Coordinator(runtime: runtime))
+            CoordinationRuntime.syncToolPolicy.settleConflict(
+                ofItemAt: CanonicalPath.url(for: CanonicalPath.join(directory, name)), coordinator: Coordinator(runtime: runtime))
         }
     }
 }

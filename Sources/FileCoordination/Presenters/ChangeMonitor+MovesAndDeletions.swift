@@ -13,10 +13,10 @@ import Glibc
 // of the item and of everything inside it, coordinations waiting for the old path follow it, and
 // each presenter gets `presentedItemDidMove(to:)` on its queue. An old half whose new half is
 // not in the same read is kept by its cookie until the item's deletion is decided (below): a late
-// new half is still a move. Sync tools' names are not new places: a rename to a conflict copy's
-// name keeps the item's contents as a version (ChangeMonitor+ConflictCopies.swift), and a rename
-// to a temporary name (Syncthing: `NAME` → `.syncthing.NEW.tmp` → `NEW`) is followed when it
-// reaches its final name.
+// new half is still a move. Sync tools' names — as the registered `SyncToolPolicy` knows them —
+// are not new places: a rename to a conflict copy's name keeps the item's contents as a version
+// (ChangeMonitor+ConflictCopies.swift), and a rename to a temporary name (Syncthing: `NAME` →
+// `.syncthing.NEW.tmp` → `NEW`) is followed when it reaches its final name.
 //
 // **Deletions.** A presented item found missing is not reported at once: a sync tool may be
 // replacing it by deleting it and renaming its temporary file to its name (Syncthing does, with
@@ -26,8 +26,9 @@ import Glibc
 // is deleted (or moved out of every watched folder) and its presenters get
 // `accommodatePresentedItemDeletion(completionHandler:)` (their answer is not awaited: the item is
 // already gone); an item that is back is a change (`presentedItemDidChange()`). An item missing
-// while rclone bisync conflict copies of it are present is not deleted: rclone renamed it, and
-// the monitor promotes one of the copies to its name.
+// while conflict copies of it are present whose tool leaves the original missing (rclone bisync)
+// is not deleted: the tool renamed it, and the policy settles the conflict (promotes one of the
+// copies to its name).
 //
 // Moves and deletions made by a coordinator of this runtime are not reported from the kernel's
 // events: that coordinator announces them itself.
@@ -120,21 +121,23 @@ extension ChangeMonitor {
 
     private static func destinationKind(_ path: String) -> DestinationKind {
         let name = CanonicalPath.split(path).name
-        if SyncInternalItems.item(named: name) != nil { return .temporary }
-        if SyncConflictNaming.conflictCopy(named: name, options: .local) != nil { return .conflictCopy }
+        let policy = CoordinationRuntime.syncToolPolicy
+        if policy.isInternalItem(named: name) { return .temporary }
+        if policy.conflictCopy(named: name) != nil { return .conflictCopy }
         return .final
     }
 
-    /// True when the folder of `path` holds an rclone bisync conflict copy of it (`NAME..path1`):
-    /// rclone leaves no file under the real name until one copy is promoted
+    /// True when the folder of `path` holds a conflict copy of it whose tool leaves the original
+    /// missing (``SyncToolConflictCopy/leavesOriginalMissing``, rclone bisync's `NAME..path1`): no
+    /// file is under the real name until the policy settles the conflict
     /// (ChangeMonitor+ConflictCopies.swift), which is not a deletion.
-    static func hasBisyncCopies(of path: String, in state: State) -> Bool {
+    static func hasCopiesLeavingOriginalMissing(of path: String, in state: State) -> Bool {
         let (directory, name) = CanonicalPath.split(path)
         guard let copies = state.directories[directory]?.copyStamps, !copies.isEmpty else { return false }
+        let policy = CoordinationRuntime.syncToolPolicy
         return copies.contains { copyName, stamp in
-            guard stamp != .missing,
-                  let copy = SyncConflictNaming.conflictCopy(named: copyName, amongOriginals: [name], options: .local) else { return false }
-            return copy.tool == .rcloneBisync && copy.originalName == name
+            guard stamp != .missing, let copy = policy.conflictCopy(named: copyName, amongOriginals: [name]) else { return false }
+            return copy.leavesOriginalMissing && copy.originalName == name
         }
     }
 
@@ -179,7 +182,7 @@ extension ChangeMonitor {
             let stamp = Self.stamp(of: path)
             let deleted = state.withLock { state -> Bool in
                 guard stamp == .missing, state.stamps[path] == .missing, !Self.isBeingWritten(path, in: state),
-                      !Self.hasBisyncCopies(of: path, in: state) else {
+                      !Self.hasCopiesLeavingOriginalMissing(of: path, in: state) else {
                     return false
                 }
                 state.unmatchedMoves = state.unmatchedMoves.filter { $0.value != path }

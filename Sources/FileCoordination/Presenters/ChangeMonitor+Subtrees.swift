@@ -639,10 +639,11 @@ extension ChangeMonitor {
 
     // MARK: Names and messages
 
-    /// True for names folder presenters are never told about: the sync tools' temporary and
-    /// internal files, conflict copies (versions) and this package's own save temporaries.
+    /// True for names folder presenters are never told about: this package's own save
+    /// temporaries, and what the registered `SyncToolPolicy` says are sync tools' temporary and
+    /// internal files or conflict copies (versions).
     static func isHiddenFromFolderPresenters(_ name: String) -> Bool {
-        isSaveTemporary(name) || SyncConflictNaming.isHiddenFromPresenters(name, options: .local)
+        isSaveTemporary(name) || CoordinationRuntime.syncToolPolicy.isHiddenFromPresenters(name)
     }
 
     /// `.NAME.cdsave-XXXXXXXXXXXX` / `.NAME.cdold-XXXXXXXXXXXX` (12 lower-case hex digits): the

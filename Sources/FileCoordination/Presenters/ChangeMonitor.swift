@@ -37,8 +37,8 @@ import SystemSupport
 /// (ChangeMonitor+Subtrees.swift).
 final class ChangeMonitor: Sendable, InotifyLoopClient {
     /// Where changes are reported: the runtime's registry and delivery, and the runtime itself
-    /// (for the coordinated write of an rclone bisync promotion), held weakly (they hold this
-    /// monitor), set once by `attach`.
+    /// (for the coordinated write of the sync-tool policy's settlement of a conflict), held
+    /// weakly (they hold this monitor), set once by `attach`.
     struct Target {
         weak var registry: PresenterRegistry?
         weak var delivery: InProcessDelivery?
@@ -68,7 +68,7 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
         var copyStamps: [String: FileIdentity] = [:]
         /// Counts the kernel's reports about this folder (to tell when it has settled).
         var generation: UInt64 = 0
-        /// Watched names with an rclone bisync promotion scheduled.
+        /// Watched names whose conflict settlement (`SyncToolPolicy.settleConflict`) is scheduled.
         var promotionsPending: Set<String> = []
     }
 

@@ -288,7 +288,7 @@ struct PresenterMessenger {
             let appeared = !access.existedBefore && CanonicalPath.withCString(access.itemPath) { Glibc.access($0, F_OK) == 0 }
             // Conflict copies (versions, announced by the change monitor) and sync tools'
             // temporary files are never new subitems.
-            if appeared && SyncConflictNaming.isHiddenFromPresenters(CanonicalPath.split(access.itemPath).name, options: .local) {
+            if appeared && CoordinationRuntime.syncToolPolicy.isHiddenFromPresenters(CanonicalPath.split(access.itemPath).name) {
                 continue
             }
             for address in containing {

@@ -44,10 +44,14 @@ import Foundation
 ///   itself); `LockDirectory.resolvedOnce` (the process default's lock directory, from
 ///   `CLOUDDOCUMENTS_LOCK_DIR`, resolved once: every coordination of the process must use the
 ///   same directory, or locks would split; other runtimes are given theirs); `PresenterID.thisProcess`;
-///   `SyncConflictNamingOptions.local` (this machine's host name, looked up once so the version
-///   queries and the change monitor always agree); `RemoteLog` and `FileVersion.setterFailures`
+///   `SyncConflictNamingOptions.local` in CloudDocuments (this machine's host name, looked up once
+///   so the version queries and the change monitor always agree); `RemoteLog` and `FileVersion.setterFailures`
 ///   (counters of what the process wrote on its standard error, for tests);
 ///   `EndpointStatistics.turns` (every endpoint's poll turns, for tests).
+/// - What the layers above register once for the whole process: `CoordinationRuntime.syncToolPolicy`
+///   (``register(syncToolPolicy:)``; CloudDocuments registers the sync tools' naming rules, which
+///   describe the files on disk, not a runtime, so every runtime's change monitor and messenger
+///   read names alike).
 /// - Thread pools and queues that hold no state, only an order of work: `WaitingThreads.coordinations`
 ///   (the waiting threads of async coordinations), `CloudDocument.conflictChecks` /
 ///   `conflictCheckWork` (one check of the version store at a time in the process), and the
@@ -128,6 +132,31 @@ package final class CoordinationRuntime: Sendable {
         packageExtensions = PackageExtensions()
         presenterLockOwners = PresenterLockOwners(lockTable: lockTable)
         changeMonitor.attach(runtime: self)
+    }
+
+    // MARK: Sync tools (the whole process's)
+
+    /// The policy registered with ``register(syncToolPolicy:)``; ``NoSyncToolPolicy`` until then.
+    /// A leaf lock, held only to copy the value in or out: the monitor reads it with its own state
+    /// locked, and nothing is ever taken while it is held.
+    private static let registeredSyncToolPolicy = Locked<any SyncToolPolicy>(NoSyncToolPolicy())
+
+    /// What every runtime's change monitor and presenter messenger ask about sync tools' names
+    /// (temporary items, conflict copies, rclone bisync's promotion): the policy registered with
+    /// ``register(syncToolPolicy:)``, or ``NoSyncToolPolicy`` when none was (every name is then an
+    /// ordinary item; see ``SyncToolPolicy``). Any thread.
+    package static var syncToolPolicy: any SyncToolPolicy {
+        registeredSyncToolPolicy.withLock { $0 }
+    }
+
+    /// Makes `policy` what every runtime of the process asks about sync tools' names, from now on
+    /// (names the monitor saw before were judged by the policy then registered). A layer registers
+    /// its policy before it presents or coordinates anything — CloudDocuments does so when a
+    /// `CloudDocument` is made, a `FileVersion` call is made or Ubiquity moves an item
+    /// (`SyncToolRules.registerWithCoordination()`) — and registers the same one each time, so the
+    /// order in which parts of a process start does not matter. Any thread.
+    package static func register(syncToolPolicy policy: any SyncToolPolicy) {
+        registeredSyncToolPolicy.withLock { $0 = policy }
     }
 
     // MARK: Presenters and packages of this runtime (what `Coordinator`'s static API does for `process`)

@@ -24,13 +24,13 @@ final class SnapshotFile {
         let cName = (name + [0]).map { CChar(bitPattern: $0) }
         switch valueOrErrno({ openat(directory, cName, flags | O_CLOEXEC, mode) }) {
         case .success(let descriptor): return SnapshotFile(descriptor: descriptor, path: displayPath)
-        case .failure(let error): throw .ioFailed(path: displayPath, errno: error.rawValue)
+        case .failure(let error): throw .ioFailed(path: displayPath, errno: error)
         }
     }
 
     func status() throws(CoordinationError) -> stat {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .ioFailed(path: path, errno: errno) }
+        guard fstat(descriptor, &info) == 0 else { throw .ioFailed(path: path, errno: .current) }
         return info
     }
 
@@ -57,7 +57,7 @@ final class SnapshotFile {
                 pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
             })
             // A regular file never accepts zero bytes without an error; don't spin if one does.
-            if count == 0 { throw .ioFailed(path: path, errno: EIO) }
+            if count == 0 { throw .ioFailed(path: path, errno: .ioError) }
             done += count
         }
     }
@@ -71,7 +71,7 @@ final class SnapshotFile {
     private func checked<I>(_ result: Result<I, Errno>) throws(CoordinationError) -> I {
         switch result {
         case .success(let value): return value
-        case .failure(let error): throw .ioFailed(path: path, errno: error.rawValue)
+        case .failure(let error): throw .ioFailed(path: path, errno: error)
         }
     }
 
@@ -83,7 +83,7 @@ final class SnapshotFile {
         switch errno {
         case ENXIO: return nil
         case EINVAL, EOPNOTSUPP: return offset
-        default: throw .ioFailed(path: path, errno: errno)
+        default: throw .ioFailed(path: path, errno: .current)
         }
     }
 
@@ -93,7 +93,7 @@ final class SnapshotFile {
         if found >= 0 { return UInt64(found) }
         switch errno {
         case ENXIO, EINVAL, EOPNOTSUPP: return end
-        default: throw .ioFailed(path: path, errno: errno)
+        default: throw .ioFailed(path: path, errno: .current)
         }
     }
 }

@@ -23,8 +23,9 @@ enum UploadSnapshot {
                      limits: ZipLimits = .standard) throws(CoordinationError) -> URL {
         let folder = fileSystemPath(temporaryFolder) + Array("/clouddocuments-upload-\(UUID().uuidString)".utf8)
         let folderDisplay = String(decoding: folder, as: UTF8.self)
-        let made = folder.withCString { mkdir($0, 0o700) }
-        guard made == 0 else { throw .ioFailed(path: folderDisplay, errno: errno) }
+        // errno is read inside the closure (`valueOrErrno`), right after the call returns.
+        let made = folder.withCString { cFolder in valueOrErrno { mkdir(cFolder, 0o700) } }
+        if case .failure(let error) = made { throw .ioFailed(path: folderDisplay, errno: error) }
         do {
             return try fill(folder, from: url, limits: limits)
         } catch {
@@ -37,7 +38,9 @@ enum UploadSnapshot {
         let itemPath = fileSystemPath(url)
         let display = String(decoding: itemPath, as: UTF8.self)
         var before = stat()
-        guard itemPath.withCString({ stat($0, &before) }) == 0 else { throw .ioFailed(path: display, errno: errno) }
+        if case .failure(let error) = itemPath.withCString({ cPath in valueOrErrno { stat(cPath, &before) } }) {
+            throw .ioFailed(path: display, errno: error)
+        }
         guard [S_IFDIR, S_IFREG].contains(before.st_mode & S_IFMT) else { throw notUploadable(display) }
         let source = try SnapshotFile.open(itemPath, in: AT_FDCWD, flags: O_RDONLY | O_NONBLOCK, displayPath: display)
         let info = try source.status()
@@ -87,7 +90,7 @@ enum UploadSnapshot {
     private static func createFile(_ path: [UInt8], mode: mode_t) throws(CoordinationError) -> SnapshotFile {
         let file = try SnapshotFile.open(path, in: AT_FDCWD, flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode,
                                          displayPath: String(decoding: path, as: UTF8.self))
-        guard fchmod(file.descriptor, mode) == 0 else { throw .ioFailed(path: file.path, errno: errno) }
+        guard fchmod(file.descriptor, mode) == 0 else { throw .ioFailed(path: file.path, errno: .current) }
         return file
     }
 

@@ -43,12 +43,12 @@ struct FolderArchiver {
     private func add(_ name: [UInt8], in parent: Level) throws(CoordinationError) -> Level? {
         let display = parent.folder.path + "/" + String(decoding: name, as: UTF8.self)
         let memberName = parent.prefix + name
-        guard memberName.count < Int(UInt16.max) else { throw .ioFailed(path: display, errno: ENAMETOOLONG) }
+        guard memberName.count < Int(UInt16.max) else { throw .ioFailed(path: display, errno: .fileNameTooLong) }
         let cName = (name + [0]).map { CChar(bitPattern: $0) }
         var info = stat()
         guard fstatat(parent.folder.descriptor, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
             if errno == ENOENT { return nil }
-            throw .ioFailed(path: display, errno: errno)
+            throw .ioFailed(path: display, errno: .current)
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
@@ -78,7 +78,7 @@ struct FolderArchiver {
             }
             guard count >= 0 else {
                 if errno == ENOENT || errno == EINVAL { return nil }  // gone, or no longer a link
-                throw .ioFailed(path: display, errno: errno)
+                throw .ioFailed(path: display, errno: .current)
             }
             try writer.addSymbolicLink(name: memberName, target: Array(target.prefix(count)),
                                        modified: info.st_mtim.tv_sec)
@@ -94,7 +94,7 @@ struct FolderArchiver {
         do {
             return try SnapshotFile.open(name, in: folder.descriptor, flags: flags, displayPath: display)
         } catch {
-            if case .ioFailed(_, let code) = error, [ENOENT, ENOTDIR, ELOOP].contains(code) { return nil }
+            if case .ioFailed(_, let code) = error, [Errno.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels].contains(code) { return nil }
             throw error
         }
     }
@@ -104,7 +104,7 @@ struct FolderArchiver {
         var names: [[UInt8]]
         switch FolderEntries.names(inFolder: folder.descriptor) {
         case .success(let found): names = found
-        case .failure(let error): throw .ioFailed(path: folder.path, errno: error.rawValue)
+        case .failure(let error): throw .ioFailed(path: folder.path, errno: error)
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
         return names

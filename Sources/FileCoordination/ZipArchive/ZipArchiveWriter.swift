@@ -178,7 +178,7 @@ struct CentralDirectorySpill {
             var position: UInt64 = 0
             while position < spilled {
                 let read = try spill.read(into: chunk, at: position)
-                if read == 0 { throw .ioFailed(path: spill.path, errno: EIO) }
+                if read == 0 { throw .ioFailed(path: spill.path, errno: .ioError) }
                 try body(UnsafeRawBufferPointer(rebasing: chunk[0..<min(read, Int(spilled - position))]))
                 position += UInt64(read)
             }

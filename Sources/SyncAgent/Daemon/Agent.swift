@@ -82,22 +82,32 @@ public final class Agent: Sendable {
         withExtendedLifetime(lock) {}
     }
 
-    /// Probes the container's server and runs its engine until cancelled.
+    /// How long a refused container waits before the agent probes its server again (the user may
+    /// have fixed the password or the server meanwhile).
+    static let refusalRetry: Duration = .seconds(60)
+
+    /// Probes the container's server and runs its engine until cancelled. A refused container
+    /// (unsafe server, refused credentials) keeps its `refused` status and is probed again every
+    /// ``refusalRetry``; the agent keeps serving the other containers meanwhile.
     private func serve(_ identifier: String) async {
         guard let server = settings.server else { return }
         let display = WebDAVConfiguration(baseURL: server).displayURL
         let base = server.appending(path: identifier, directoryHint: .isDirectory)
         var status = ContainerSyncStatus(identifier: identifier, server: display + identifier + "/", state: .syncing)
-        let store: WebDAVStore
-        do {
-            let top = try WebDAVStore(configuration: configuration(for: server))
-            store = try WebDAVStore(configuration: configuration(for: base))
-            try await connect(top, store, identifier: identifier, status: &status)
-        } catch {
-            status.state = .refused(reason: error.description)
-            publish(status)
-            return
+        var connected: WebDAVStore?
+        while connected == nil && !Task.isCancelled {
+            do {
+                let top = try WebDAVStore(configuration: configuration(for: server))
+                let store = try WebDAVStore(configuration: configuration(for: base))
+                try await connect(top, store, identifier: identifier, status: &status)
+                connected = store
+            } catch {
+                status.state = .refused(reason: error.description)
+                publish(status)
+                try? await Task.sleep(for: Self.refusalRetry)
+            }
         }
+        guard let store = connected else { return }
         let engine: SyncEngine
         do {
             engine = try SyncEngine(configuration: SyncEngineConfiguration(identifier: identifier, root: root, guards: guards,
@@ -106,6 +116,7 @@ public final class Agent: Sendable {
         } catch {
             status.state = .refused(reason: "the journal cannot be opened: \(error)")
             publish(status)
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
         engines.withLock { $0[identifier] = engine }

@@ -39,6 +39,9 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     /// (``UbiquityAccount/localDocumentsURL`` resolves it). Not part of the identity: changing it
     /// posts no identity-did-change notification.
     public var localDocuments: URL?
+    /// The sync agent's settings (server, user, poll interval, …): read with `provider = agent`,
+    /// accepted whatever the provider. Not part of the identity.
+    public var agent = AgentSettings()
 
     /// A configuration made in code (tools, tests, servers); `root == nil` means signed out.
     public init(root: URL?, containerIdentifiers: [String] = [], provider: UbiquityProviderKind = .externalSyncTool,
@@ -121,8 +124,11 @@ public struct UbiquityConfiguration: Sendable, Hashable {
                     throw invalid("unknown provider `\(value)`; use none, external or agent")
                 }
                 configuration.provider = provider
+            case _ where AgentSettings.keys.contains(key):
+                if let reason = configuration.agent.apply(key: key, value: value) { throw invalid(reason) }
             default:
-                throw invalid("unknown key `\(key)`; the keys are root, container, provider and documents")
+                throw invalid("unknown key `\(key)`; the keys are root, container, provider, documents and the agent's "
+                              + AgentSettings.keys.sorted().joined(separator: ", "))
             }
         }
         return configuration
@@ -156,6 +162,11 @@ public struct UbiquityConfiguration: Sendable, Hashable {
             }
             self.provider = provider
         }
+        if let server = environment[AgentSettings.serverEnvironmentKey], !server.isEmpty {
+            if let reason = agent.apply(key: "server", value: server) {
+                throw .configurationInvalid(path: "$" + AgentSettings.serverEnvironmentKey, line: 0, reason: reason)
+            }
+        }
     }
 
     /// The folder a `root =` or `documents =` value names, or why it cannot be one: not an
@@ -179,6 +190,7 @@ public struct UbiquityConfiguration: Sendable, Hashable {
     var identityPart: UbiquityConfiguration {
         var part = self
         part.localDocuments = nil
+        part.agent = AgentSettings()
         return part
     }
 

@@ -20,7 +20,7 @@ import SystemSupport
 enum CrossFileSystemMove {
     /// Moves `from` to `to` (lossless path strings without trailing slashes).
     static func move(_ from: String, to: String) throws(UbiquitousMoveFailure) {
-        let failed = { (error: Errno) in UbiquitousMoveFailure.ubiquity(.moveFailed(source: from, destination: to, errno: error.rawValue)) }
+        let failed = { (error: Errno) in UbiquitousMoveFailure.ubiquity(.moveFailed(source: from, destination: to, errno: error)) }
         guard let (folder, name) = ItemTree.split(to) else { throw failed(Errno(rawValue: EINVAL)) }
         // `renameat2` answers EXDEV before it looks at the destination, so nothing checked it yet.
         guard !UbiquityAccount.itemExists(PathBytes.fileURL(to)) else {

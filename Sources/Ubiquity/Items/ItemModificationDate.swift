@@ -12,9 +12,9 @@ extension UbiquityAccount {
     public func modificationDate(ofItemAt url: URL) throws(UbiquityError) -> Date {
         let path = PathBytes.path(of: url.standardizedFileURL)
         var info = stat()
-        guard PathBytes.withCString(path, { stat($0, &info) }) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .itemNotFound(path: url.standardizedFileURL.path) }
+        // errno is read inside the closure (`valueOrErrno`), right after `stat` returns.
+        if case .failure(let code) = PathBytes.withCString(path, { cPath in valueOrErrno { stat(cPath, &info) } }) {
+            if code == .noSuchFileOrDirectory || code == .notDirectory { throw .itemNotFound(path: url.standardizedFileURL.path) }
             throw .itemUnavailable(path: url.standardizedFileURL.path, errno: code)
         }
         return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)

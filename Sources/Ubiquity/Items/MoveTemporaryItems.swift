@@ -1,3 +1,4 @@
+import CloudDocuments
 import CSystemShim
 import Foundation
 import Glibc
@@ -29,6 +30,7 @@ enum MoveTemporaryItems {
 
     /// A fresh temporary name for an item to be named `name` (bytes).
     static func name(for name: [UInt8]) -> [UInt8] {
+        SyncToolRules.registerWithCoordination()  // the policy that hides this name from presenters
         let fixed = prefix.count + marker.count + hexDigits + suffix.count
         var stem = name
         if stem.count + fixed > 255 {

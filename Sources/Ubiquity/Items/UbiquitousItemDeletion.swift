@@ -59,7 +59,7 @@ extension UbiquityAccount {
     private static func performRemoval(_ url: URL) throws(UbiquityError) {
         let path = ItemTree.withoutTrailingSlashes(PathBytes.path(of: url))
         guard itemExists(url) else { throw .itemNotFound(path: url.path) }
-        if let error = ItemTree.remove(path) { throw .removeFailed(path: url.path, errno: error.rawValue) }
+        if let error = ItemTree.remove(path) { throw .removeFailed(path: url.path, errno: error) }
         if let (folder, _) = ItemTree.split(path) { _ = ItemTree.syncFolder(folder) }
     }
 

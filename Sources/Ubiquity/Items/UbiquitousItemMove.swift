@@ -155,13 +155,13 @@ extension UbiquityAccount {
             guard !itemExists(destination) else { throw .ubiquity(.destinationExists(path: destination.path)) }
             if case .failure(let error) = PathBytes.withCString(from, { a in PathBytes.withCString(to) { b in valueOrErrno { rename(a, b) } } }) {
                 if error.rawValue == EXDEV { try CrossFileSystemMove.move(from, to: to) } else {
-                    throw .ubiquity(.moveFailed(source: from, destination: to, errno: error.rawValue))
+                    throw .ubiquity(.moveFailed(source: from, destination: to, errno: error))
                 }
             }
         case .failure(let error) where error.rawValue == EXDEV:
             try CrossFileSystemMove.move(from, to: to)
         case .failure(let error):
-            throw .ubiquity(.moveFailed(source: from, destination: to, errno: error.rawValue))
+            throw .ubiquity(.moveFailed(source: from, destination: to, errno: error))
         }
         coordinator.item(at: source, didMoveTo: destination)
     }

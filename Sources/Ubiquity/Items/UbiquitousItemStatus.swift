@@ -63,7 +63,7 @@ extension UbiquityAccount {
         if identifier == nil, case .success(let realRoot) = PathBytes.realPath(PathBytes.path(of: root)), realRoot != rootPath {
             identifier = Self.containerIdentifier(ofItemAt: path, underRoot: realRoot)
         }
-        guard let identifier else { return nil }
+        guard let identifier, identifier != AgentFolder.folderName else { return nil }
         return UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
     }
 

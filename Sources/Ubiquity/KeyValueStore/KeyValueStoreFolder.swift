@@ -1,4 +1,5 @@
 import Foundation
+import CloudDocuments
 import FileCoordination
 import SystemSupport
 

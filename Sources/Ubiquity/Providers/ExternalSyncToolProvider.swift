@@ -1,4 +1,5 @@
 import Foundation
+import CloudDocuments
 import FileCoordination
 
 /// `provider = external` (the default): a sync tool this package does not control — Syncthing,

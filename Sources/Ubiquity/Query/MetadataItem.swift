@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import CloudDocuments
 import FileCoordination
 import SystemSupport
 

@@ -1,7 +1,7 @@
 import FileCoordination
 
 /// Cheap byte tests run on every name a query walks, before the naming rules of
-/// Sources/FileCoordination/SyncTools (which parse, allocate and hash) are asked. Conservative:
+/// Sources/CloudDocuments/SyncTools (which parse, allocate and hash) are asked. Conservative:
 /// they answer "maybe" for every name those rules can recognise, so the rules decide every real
 /// case; they only spare the rules the ordinary names (nearly all of them).
 enum ResultNameFilter {

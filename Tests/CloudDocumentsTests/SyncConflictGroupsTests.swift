@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FileCoordination
+@testable import CloudDocuments
 
 @Suite("Conflict copies grouped by original")
 struct SyncConflictGroupsTests {

@@ -6,11 +6,11 @@ import SystemSupport
 // names (no file system access): the versions and presenter code decides what to do with them.
 // The rules per tool, with examples, are in Docs/Versions.md ("Conflict copies of sync tools").
 //
-// Layering: these rules live in FileCoordination (not CloudDocuments, which uses them for
-// `FileVersion`) because the change monitor needs them too: it must tell a conflict copy of a
-// presented item (a version message) and a sync tool's temporary file (nothing at all) from a new
-// subitem, and FileCoordination cannot import CloudDocuments. They are package API: pure
-// functions of names, shared by both modules.
+// Layering: these rules live in CloudDocuments, which uses them for `FileVersion`; Ubiquity uses
+// them for queries, providers and the key-value store. FileCoordination's change monitor needs them
+// too — it must tell a conflict copy of a presented item (a version message) and a sync tool's
+// temporary file (nothing at all) from a new subitem — and asks them through its `SyncToolPolicy`,
+// which `SyncToolRules` answers. They are package API: pure functions of names.
 
 /// A sync tool that leaves conflict copies in the synced folder.
 package enum SyncTool: String, Sendable, Hashable, CaseIterable {

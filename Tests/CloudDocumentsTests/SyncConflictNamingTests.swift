@@ -1,7 +1,7 @@
 import Foundation
 import SystemSupport
 import Testing
-@testable import FileCoordination
+@testable import CloudDocuments
 
 /// One row: a conflict copy's name and what must be read from it.
 struct ConflictNameCase: Sendable, CustomTestStringConvertible {
@@ -252,20 +252,20 @@ struct SyncConflictNamingTests {
     @Test("the change monitor's quick test never rules out a conflict copy of a watched name",
           arguments: syncthingCases + nextcloudCases + dropboxCases + unisonCases + rcloneCases + oneDriveCases)
     func monitorQuickTestKeepsCopies(_ expected: ConflictNameCase) {
-        #expect(ChangeMonitor.mayBeCopy(named: expected.name, ofAnyOf: [expected.original]))
-        #expect(ChangeMonitor.mayBeCopy(named: expected.name, ofAnyOf: ["unrelated.bin", expected.original]))
+        #expect(SyncToolRules().mayBeConflictCopy(named: expected.name, ofAnyOf: [expected.original]))
+        #expect(SyncToolRules().mayBeConflictCopy(named: expected.name, ofAnyOf: ["unrelated.bin", expected.original]))
     }
 
     @Test("the change monitor's quick test rules out saves' temporary files and other names", arguments: [
         ".doc.txt.cdsave-0123456789ab", ".raw-save-4242", "other.txt", "notes.sync-conflict-20261123-051644-SUBNBV7.txt", "",
     ])
     func monitorQuickTestRulesOut(_ name: String) {
-        #expect(!ChangeMonitor.mayBeCopy(named: name, ofAnyOf: ["doc.txt"]))
+        #expect(!SyncToolRules().mayBeConflictCopy(named: name, ofAnyOf: ["doc.txt"]))
     }
 
     @Test("the change monitor's quick test keeps a copy of a name that starts with a dot")
     func monitorQuickTestKeepsCopiesOfHiddenNames() {
-        #expect(ChangeMonitor.mayBeCopy(named: ".sync-conflict-20261123-051644-SUBNBV7.bashrc", ofAnyOf: [".bashrc"]))
+        #expect(SyncToolRules().mayBeConflictCopy(named: ".sync-conflict-20261123-051644-SUBNBV7.bashrc", ofAnyOf: [".bashrc"]))
     }
 
     @Test("names that are not UTF-8 keep their bytes")

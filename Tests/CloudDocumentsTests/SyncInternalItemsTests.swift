@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import FileCoordination
+@testable import CloudDocuments
 
 struct InternalItemCase: Sendable, CustomTestStringConvertible {
     let name: String

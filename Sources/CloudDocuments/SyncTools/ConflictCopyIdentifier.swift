@@ -2,8 +2,9 @@ import Foundation
 import SystemSupport
 
 /// The persistent identifier of the conflict version that a sync tool's conflict copy stands for,
-/// as a string (CloudDocuments' `FileVersion.PersistentIdentifier.rawValue`; the change monitor
-/// puts it into the `FileVersionReference` of its version messages, so both must agree).
+/// as a string (`FileVersion.PersistentIdentifier.rawValue`; the change monitor puts it — as
+/// ``SyncToolRules`` gives it — into the `FileVersionReference` of its version messages, so both
+/// agree).
 ///
 /// The identifier is derived from the copy's name, the only thing about a copy that is stable across
 /// processes and restarts: `conflict-copy:` followed by the name, where `%` is written `%25` and

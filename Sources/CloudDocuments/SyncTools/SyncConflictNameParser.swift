@@ -230,7 +230,7 @@ struct ConflictNameParser {
 
     /// The original name `prefix + rest`, or nil when it is not a usable name. Every scheme passes
     /// a prefix of the copy's name and a suffix of it: the change monitor relies on that to rule
-    /// names out without parsing them (`ChangeMonitor.mayBeCopy(named:ofAnyOf:)`).
+    /// names out without parsing them (`SyncToolRules.mayBeConflictCopy(named:ofAnyOf:)`).
     func original(_ prefix: ArraySlice<UInt8>, _ rest: ArraySlice<UInt8>) -> String? {
         let combined = Array(prefix) + Array(rest)
         guard !combined.isEmpty, combined != [dot], combined != [dot, dot] else { return nil }

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
@@ -9,9 +10,8 @@ import SystemSupport
 /// then path1) is renamed to `NAME` inside a coordinated write — the copy `.forMoving`, `NAME`
 /// written — and the other copies stay as unresolved conflict versions of `NAME`.
 ///
-/// Used by CloudDocuments' `FileVersion` queries and by the change monitor (live, once the folder
-/// has settled). Lives here, beside the naming rules, because the monitor needs it and
-/// FileCoordination cannot import CloudDocuments.
+/// Used by `FileVersion`'s queries and, through the sync-tool policy (``SyncToolRules``), by
+/// FileCoordination's change monitor (live, once the folder has settled).
 package enum BisyncPromotion {
     /// Promotes the winning rclone bisync copy to the item at `itemURL` when the item is missing.
     /// `listing` is the folder's names if the caller has them (else it is read). Returns the copy

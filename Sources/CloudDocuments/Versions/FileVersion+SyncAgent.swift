@@ -1,0 +1,31 @@
+import FileCoordination
+import Foundation
+import SystemSupport
+
+// The entry points the sync agent (`clouddocsd`, module SyncAgent) needs into the version store.
+extension FileVersion {
+    /// Adds the file at `contentsURL` as an **unresolved conflict version** of the item at `url`,
+    /// inside a coordinated write of the item (or inside the caller's coordinated access of it,
+    /// when called from one, reusing its lock). With `byMoving` the contents are renamed into the
+    /// store when on its file system (copied otherwise) and are gone from `contentsURL`.
+    /// `savingComputer` names the device whose edit the version holds (`nil`: this computer).
+    ///
+    /// Throws ``FileVersionError`` (`itemNotFound`, `contentsNotFound`, `unsupportedItem`,
+    /// `coordinationFailed`, `storeFailed`); then no version was added and `contentsURL` is
+    /// untouched. Runs on the calling thread; presenters of the item get
+    /// `presentedItemDidGain(_:)` on their queues.
+    package static func addSyncConflictVersion(ofItemAt url: URL, withContentsOf contentsURL: URL, byMoving: Bool,
+                                               savingComputer: String?, coordinator: Coordinator?) throws(FileVersionError) -> FileVersion {
+        try addVersion(ofItemAt: url, withContentsOf: contentsURL, byMoving: byMoving, isConflict: true,
+                       savingComputer: savingComputer ?? hostName, coordinator: coordinator)
+    }
+
+    /// Copies the item's version-store identity (an extended attribute) from the file at `source`
+    /// to the file at `destination`, before `destination` is renamed over `source`: the item's
+    /// versions then follow it across the replacement. Does nothing when `source` has none or the
+    /// file system refuses extended attributes. Any thread.
+    package static func carryItemIdentity(from source: URL, to destination: URL) {
+        guard let identity = ItemIdentityAttribute.read(PathBytes.path(of: source)) else { return }
+        ItemIdentityAttribute.write(identity, to: PathBytes.path(of: destination))
+    }
+}

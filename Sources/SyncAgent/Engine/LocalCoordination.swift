@@ -1,0 +1,195 @@
+import CloudDocuments
+import FileCoordination
+import Foundation
+import Glibc
+import SystemSupport
+
+/// The engine's local file operations, each inside a coordinated access of the item: the agent
+/// takes part in file coordination like Apple's daemon. Each call blocks the calling thread
+/// (never a task of the cooperative pool: see ``SyncEngine``) for at most the coordinator's
+/// timeout while presenters save or relinquish.
+struct LocalCoordination: Sendable {
+    /// The container folder.
+    let container: URL
+    let timeout: Duration
+
+    /// What happened to a replacement.
+    enum Placement: Sendable {
+        /// In place; the item's fingerprint now, and the conflict version made, if any.
+        case placed(LocalFingerprint, conflictVersion: String?)
+        /// The local item no longer matched what the plan saw: nothing was changed.
+        case changedLocally
+    }
+
+    private func coordinator() -> Coordinator {
+        let coordinator = Coordinator()
+        coordinator.timeout = timeout
+        return coordinator
+    }
+
+    func url(_ path: String) -> URL { container.appending(path: path, directoryHint: .notDirectory) }
+
+    /// Refuses a path whose folders inside the container include a symbolic link (never followed:
+    /// it could point outside the container) or a file.
+    func checkFolders(of path: String) throws(SyncStepError) {
+        var current = PathBytes.path(of: container)
+        for component in path.split(separator: "/").dropLast() {
+            current += "/" + component
+            var info = stat()
+            if lstat(current, &info) != 0 { return }  // missing: created as a real folder later
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw .local(path: path, reason: "a folder on its path is a symbolic link or a file: not followed")
+            }
+        }
+    }
+
+    /// Inside a coordinated read of the item (so an open document with unsaved changes, in any
+    /// process, saves first), copies it to `snapshot`. Returns the fingerprint of what was
+    /// copied, or `nil` when the item is missing; throws when it changed during the copy (a
+    /// writer that does not coordinate) or cannot be read.
+    func snapshot(_ path: String, to snapshot: URL) throws(SyncStepError) -> LocalFingerprint? {
+        try checkFolders(of: path)
+        let snapshotPath = PathBytes.path(of: snapshot)
+        do {
+            return try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
+                let descriptor = open(PathBytes.path(of: actual), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                if descriptor < 0 {
+                    if errno == ENOENT { return nil }
+                    throw .local(path: path, reason: Errno.current.message)
+                }
+                defer { close(descriptor) }
+                var before = stat(), after = stat()
+                guard fstat(descriptor, &before) == 0, (before.st_mode & S_IFMT) == S_IFREG else {
+                    throw .local(path: path, reason: "not a regular file")
+                }
+                try LocalFiles.copy(from: descriptor, to: snapshotPath)
+                guard fstat(descriptor, &after) == 0, LocalFingerprint(before) == LocalFingerprint(after),
+                      let named = LocalScanner.fingerprint(PathBytes.path(of: actual)), named == LocalFingerprint(before) else {
+                    throw .local(path: path, reason: "changed while it was read (a writer that does not coordinate): retried later")
+                }
+                return LocalFingerprint(before)
+            }
+        } catch let error as SyncStepError {
+            throw error
+        } catch {
+            throw .local(path: path, reason: "coordinated read failed: \(error)")
+        }
+    }
+
+    /// Inside a plain coordinated write of the item: checks it still has the
+    /// fingerprint `expected` (`nil`: still missing), then — when `conflictContents` is given —
+    /// moves those bytes into the version store as an unresolved conflict version, and renames
+    /// the complete, flushed `temporary` over the item and flushes its folder. Open documents
+    /// relinquish and reload (one with unsaved changes keeps them, see Docs/Documents.md).
+    ///
+    /// A plain write, not `.forReplacing`: replacing counts as deleting (Apple's rule, kept by the
+    /// coordinator), and a document asked to accommodate a deletion closes — dropping unsaved
+    /// changes. A plain write tells an open document only that the file changed, so it reloads
+    /// when it has nothing unsaved and otherwise keeps its edits (its next save keeps the
+    /// downloaded bytes as a conflict version).
+    func place(_ temporary: URL, at path: String, expected: LocalFingerprint?,
+               conflictContents: URL? = nil) throws(SyncStepError) -> Placement {
+        try checkFolders(of: path)
+        let target = url(path)
+        let parent = PathBytes.path(of: target.deletingLastPathComponent())
+        if LocalScanner.fingerprint(parent) == nil { try LocalFiles.makeFolders(parent) }
+        do {
+            return try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
+                let actualPath = PathBytes.path(of: actual)
+                guard LocalScanner.fingerprint(actualPath) == expected else { return .changedLocally }
+                var versionID: String?
+                if let conflictContents, expected != nil {
+                    do {
+                        let version = try FileVersion.addSyncConflictVersion(ofItemAt: actual, withContentsOf: conflictContents,
+                                                                             byMoving: true, savingComputer: nil, coordinator: nil)
+                        versionID = version.persistentIdentifier.rawValue
+                    } catch {
+                        throw .local(path: path, reason: "cannot keep the local version as a conflict version: \(error)")
+                    }
+                }
+                if expected != nil { FileVersion.carryItemIdentity(from: actual, to: temporary) }
+                guard Glibc.rename(PathBytes.path(of: temporary), actualPath) == 0 else {
+                    throw .local(path: path, reason: "cannot put the download in place: \(Errno.current.message)")
+                }
+                try LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
+                guard let placed = LocalScanner.fingerprint(actualPath) else {
+                    throw .local(path: path, reason: "vanished right after it was put in place")
+                }
+                return .placed(placed, conflictVersion: versionID)
+            }
+        } catch let error as SyncStepError {
+            throw error
+        } catch {
+            throw .local(path: path, reason: "coordinated write failed: \(error)")
+        }
+    }
+
+    /// Inside one coordinated access — the source `.forMoving`, the destination `.forReplacing` —
+    /// renames the file at `source` to `destination` when the source still has the fingerprint
+    /// `expected` and nothing is at the destination, and tells presenters
+    /// (``Coordinator/item(at:didMoveTo:)``): open documents follow. Returns the moved file's
+    /// fingerprint, or `nil` when either side changed (nothing was moved).
+    func move(_ source: String, to destination: String, expected: LocalFingerprint) throws(SyncStepError) -> LocalFingerprint? {
+        try checkFolders(of: source)
+        try checkFolders(of: destination)
+        let parent = PathBytes.path(of: url(destination).deletingLastPathComponent())
+        if LocalScanner.fingerprint(parent) == nil { try LocalFiles.makeFolders(parent) }
+        let coordinator = coordinator()
+        do {
+            return try coordinator.coordinate(writingItemAt: url(source), options: .forMoving,
+                                              writingItemAt: url(destination), options: .forReplacing) {
+                from, to throws(SyncStepError) -> LocalFingerprint? in
+                let fromPath = PathBytes.path(of: from), toPath = PathBytes.path(of: to)
+                guard LocalScanner.fingerprint(fromPath) == expected, LocalScanner.fingerprint(toPath) == nil else { return nil }
+                guard Glibc.rename(fromPath, toPath) == 0 else {
+                    throw .local(path: destination, reason: "cannot move \(source) here: \(Errno.current.message)")
+                }
+                coordinator.item(at: from, didMoveTo: to)
+                try? LocalFiles.flush(PathBytes.path(of: from.deletingLastPathComponent()))
+                try LocalFiles.flush(PathBytes.path(of: to.deletingLastPathComponent()))
+                return LocalScanner.fingerprint(toPath)
+            }
+        } catch let error as SyncStepError {
+            throw error
+        } catch {
+            throw .local(path: destination, reason: "coordinated move failed: \(error)")
+        }
+    }
+
+    /// Inside a coordinated delete (`.forDeleting`) of the item: deletes a file only while it
+    /// still has the fingerprint `expected`, a folder only when nothing but names the agent
+    /// never syncs is left in it. Returns whether it is gone.
+    func delete(_ path: String, isFolder: Bool, expected: LocalFingerprint?) throws(SyncStepError) -> Bool {
+        try checkFolders(of: path)
+        do {
+            return try coordinator().coordinate(writingItemAt: url(path), options: .forDeleting) { actual throws(SyncStepError) -> Bool in
+                let actualPath = PathBytes.path(of: actual)
+                guard let now = LocalScanner.fingerprint(actualPath) else { return true }
+                if isFolder {
+                    if let names = try? FileManager.default.contentsOfDirectory(atPath: actualPath) {
+                        guard names.allSatisfy(SyncExclusions.excludes) else { return false }
+                        for name in names { _ = POSIXRemoval.removeTree(actualPath + "/" + name) }
+                    }
+                    guard rmdir(actualPath) == 0 else { return false }
+                } else {
+                    guard now == expected else { return false }
+                    guard unlink(actualPath) == 0 else { throw .local(path: path, reason: Errno.current.message) }
+                }
+                try? LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
+                return true
+            }
+        } catch let error as SyncStepError {
+            throw error
+        } catch {
+            throw .local(path: path, reason: "coordinated delete failed: \(error)")
+        }
+    }
+}
+
+/// Removal of a tree the agent never syncs (internal names left in a deleted folder).
+enum POSIXRemoval {
+    @discardableResult
+    static func removeTree(_ path: String) -> Bool {
+        (try? FileManager.default.removeItem(atPath: path)) != nil
+    }
+}

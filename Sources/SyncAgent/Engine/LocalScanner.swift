@@ -1,0 +1,77 @@
+import FileCoordination
+import Foundation
+import Glibc
+import SystemSupport
+
+/// What one walk of the container folder found.
+public struct LocalScan: Sendable {
+    /// The items by container-relative path, or `nil` when the container folder is missing.
+    public var items: [String: LocalItem]?
+    /// Symbolic links (never followed, never synced), names that are not UTF-8, and other items
+    /// that cannot be synced, with why.
+    public var skipped: [(path: String, reason: String)] = []
+}
+
+/// Walks a container folder with `lstat` only (no file is opened, no link followed): the cheap
+/// half of "what changed here" (the journal's fingerprints are the other half). Any thread.
+enum LocalScanner {
+    /// The largest tree walked (a bigger one is cut, and the cut reported as skipped).
+    static let maximumItems = 1_000_000
+
+    static func scan(_ root: URL) -> LocalScan {
+        let rootPath = PathBytes.path(of: root)
+        var info = stat()
+        guard lstat(rootPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return LocalScan(items: nil) }
+        var scan = LocalScan(items: [:])
+        var items: [String: LocalItem] = [:]
+        var pending: [String] = [""]
+        while let relative = pending.popLast() {
+            let folder = relative.isEmpty ? rootPath : rootPath + "/" + relative
+            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                scan.skipped.append((relative, "cannot be listed: \(Errno.current.message)"))
+                continue
+            }
+            defer { close(descriptor) }
+            guard case .success(let names) = FolderEntries.names(inFolder: descriptor) else {
+                scan.skipped.append((relative, "cannot be listed"))
+                continue
+            }
+            for nameBytes in names {
+                guard let name = String(validating: nameBytes, as: UTF8.self), RemotePath.isValidComponent(name) else {
+                    scan.skipped.append((relative, "a name that is not UTF-8 is not synced"))
+                    continue
+                }
+                if SyncExclusions.excludes(name) { continue }
+                let path = relative.isEmpty ? name : relative + "/" + name
+                var entry = stat()
+                guard fstatat(descriptor, name, &entry, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                switch entry.st_mode & S_IFMT {
+                case S_IFREG:
+                    items[path] = LocalItem(path: path, isFolder: false, fingerprint: LocalFingerprint(entry))
+                case S_IFDIR:
+                    items[path] = LocalItem(path: path, isFolder: true, fingerprint: LocalFingerprint(entry))
+                    pending.append(path)
+                case S_IFLNK:
+                    scan.skipped.append((path, "a symbolic link is never followed or synced"))
+                default:
+                    scan.skipped.append((path, "not a file or folder"))
+                }
+                if items.count >= maximumItems {
+                    scan.skipped.append((path, "more than \(maximumItems) items: the rest is not synced"))
+                    scan.items = items
+                    return scan
+                }
+            }
+        }
+        scan.items = items
+        return scan
+    }
+
+    /// The fingerprint of the item at `path` now (`nil` when missing), without following a link.
+    static func fingerprint(_ path: String) -> LocalFingerprint? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return LocalFingerprint(info)
+    }
+}

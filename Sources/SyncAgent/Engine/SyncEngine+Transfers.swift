@@ -1,0 +1,194 @@
+import Foundation
+
+extension SyncEngine {
+    /// Upload: a snapshot taken inside a coordinated read (open documents save first), streamed
+    /// to the server under `If-Match` (the tag the plan saw, which is the journal's) or
+    /// `If-None-Match: *`. A 412 leaves the item for the next pass, which sees the server's change.
+    func upload(_ path: String, remote: RemoteItem?, base: JournalEntry?) async throws(SyncStepError) {
+        let target = try remotePath(path)
+        let condition = try await writeCondition(for: remote, at: target)
+        let snapshot = transferFile("upload")
+        defer { LocalFiles.remove(snapshot.path) }
+        let local = self.local
+        guard let fingerprint = try await offThePool({ () throws(SyncStepError) -> LocalFingerprint? in
+            try local.snapshot(path, to: snapshot)
+        }) else { return }  // deleted meanwhile: the next pass plans it
+        let store = self.store, box = statusBox
+        box.progress(path: path, isUpload: true, done: 0, total: fingerprint.size)
+        defer { box.finishTransfer(path: path) }
+        var tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
+            try await store.upload(snapshot, to: target, condition: condition) { done, total in
+                box.progress(path: path, isUpload: true, done: done, total: total)
+            }
+        }
+        var fileID = remote?.fileID
+        if tag == nil || fileID == nil {
+            let item = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in try await store.item(at: target) }
+            tag = tag ?? item?.tag
+            fileID = item?.fileID ?? fileID
+        }
+        try record(JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: fileID,
+                                state: base?.state ?? .synced))
+        await shareLocalConflictVersions(of: path)
+    }
+
+    /// The condition of a write over `remote` (what the plan saw): `If-Match` its strong tag,
+    /// `If-None-Match: *` when there was nothing. A weak or missing tag (safe mode): the item is
+    /// read again and the write goes unconditionally only when it is unchanged.
+    func writeCondition(for remote: RemoteItem?, at path: RemotePath) async throws(SyncStepError) -> RemoteWriteCondition {
+        guard let remote else { return .mustNotExist }
+        if let tag = remote.tag, !tag.isWeak { return .mustMatch(tag) }
+        let store = self.store
+        let now = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in try await store.item(at: path) }
+        guard let now, now.tag == remote.tag, now.size == remote.size, now.modified == remote.modified else {
+            throw .remote(.preconditionFailed(path))
+        }
+        return .unconditional
+    }
+
+    /// Streams the server's file to a temporary file in the agent's folder and flushes it;
+    /// returns the file and the tag of its bytes.
+    func fetch(_ path: String, remote: RemoteItem) async throws(SyncStepError) -> (URL, RemoteTag?) {
+        let source = try remotePath(path)
+        let temporary = transferFile("download")
+        let store = self.store, box = statusBox
+        box.progress(path: path, isUpload: false, done: 0, total: remote.size)
+        defer { box.finishTransfer(path: path) }
+        do {
+            let tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
+                try await store.download(source, to: temporary) { done, total in
+                    box.progress(path: path, isUpload: false, done: done, total: total)
+                }
+            }
+            try LocalFiles.flush(temporary.path)
+            return (temporary, tag ?? remote.tag)
+        } catch {
+            LocalFiles.remove(temporary.path)
+            throw error
+        }
+    }
+
+    /// Download: fetched completely to a temporary file, then renamed over the item inside a
+    /// coordinated write, after checking the item is still what the journal knew. When it is
+    /// not (edited since the plan), the download becomes a conflict.
+    func download(_ path: String, remote: RemoteItem, base: JournalEntry?,
+                  newConflicts: inout Set<String>) async throws(SyncStepError) {
+        let (temporary, tag) = try await fetch(path, remote: remote)
+        defer { LocalFiles.remove(temporary.path) }
+        let local = self.local
+        let expected = base?.isFolder == false ? base?.local : nil
+        let placement = try await offThePool { () throws(SyncStepError) -> LocalCoordination.Placement in
+            try local.place(temporary, at: path, expected: expected)
+        }
+        switch placement {
+        case .placed(let fingerprint, _):
+            try record(JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: remote.fileID,
+                                    state: base?.state ?? .synced))
+        case .changedLocally:
+            try await resolveConflict(path, remote: remote, downloaded: (temporary, tag), base: base, newConflicts: &newConflicts)
+        }
+    }
+
+    /// Both sides changed. The local file is read (coordinated) and compared with the server's
+    /// bytes: identical edits are no conflict. Otherwise the local bytes go to the server's
+    /// conflict area (for the other devices), then — inside one coordinated write — they become
+    /// an unresolved conflict version here and the server's version is put in place.
+    func resolveConflict(_ path: String, remote: RemoteItem, downloaded: (URL, RemoteTag?)?, base: JournalEntry?,
+                         newConflicts: inout Set<String>) async throws(SyncStepError) {
+        let (temporary, tag) = if let downloaded { downloaded } else { try await fetch(path, remote: remote) }
+        let snapshot = transferFile("conflict")
+        defer {
+            LocalFiles.remove(temporary.path)
+            LocalFiles.remove(snapshot.path)
+        }
+        let local = self.local
+        guard let fingerprint = try await offThePool({ () throws(SyncStepError) -> LocalFingerprint? in
+            try local.snapshot(path, to: snapshot)
+        }) else {
+            // Deleted here meanwhile: the server's edit wins.
+            let placement = try await offThePool { () throws(SyncStepError) -> LocalCoordination.Placement in
+                try local.place(temporary, at: path, expected: nil)
+            }
+            if case .placed(let placed, _) = placement {
+                try record(JournalEntry(path: path, isFolder: false, local: placed, remoteTag: tag, fileID: remote.fileID))
+            }
+            return
+        }
+        if LocalFiles.haveSameContents(snapshot.path, temporary.path) {
+            try record(JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: remote.fileID,
+                                    state: base?.state ?? .synced))
+            return
+        }
+        let conflictPath = try await uploadToConflictArea(path, snapshot: snapshot)
+        let placement = try await offThePool { () throws(SyncStepError) -> LocalCoordination.Placement in
+            try local.place(temporary, at: path, expected: fingerprint, conflictContents: snapshot)
+        }
+        switch placement {
+        case .placed(let placed, let versionID):
+            try record(JournalEntry(path: path, isFolder: false, local: placed, remoteTag: tag, fileID: remote.fileID,
+                                    state: .inConflict))
+            do {
+                try journal.putConflict(JournalConflict(itemPath: path, remotePath: conflictPath.description, versionID: versionID))
+            } catch {
+                throw .journal(error)
+            }
+            newConflicts.insert(conflictPath.description)
+        case .changedLocally:
+            // Edited again meanwhile: withdraw the copy; the next pass compares anew.
+            let store = self.store
+            _ = try? await onServer { () async throws(RemoteStoreError) in
+                try await store.delete(conflictPath, condition: .unconditional)
+            }
+        }
+    }
+
+    /// Uploads the local bytes of a conflict to `.clouddocs-conflicts/<path>/<unique name>`.
+    func uploadToConflictArea(_ path: String, snapshot: URL) async throws(SyncStepError) -> RemotePath {
+        let item = try remotePath(path)
+        let name = UUID().uuidString + (item.name.contains(".") ? "." + (item.name.split(separator: ".").last.map(String.init) ?? "") : "")
+        guard let area = RemotePath.root.appending(SyncExclusions.conflictArea),
+              let folder = RemotePath(components: area.components + item.components),
+              let target = folder.appending(name) else {
+            throw .local(path: path, reason: "no conflict-area name for it")
+        }
+        let store = self.store
+        try await onServer { () async throws(RemoteStoreError) in
+            var current = RemotePath.root
+            for component in folder.components {
+                guard let next = current.appending(component) else { return }
+                try await store.makeFolder(next)
+                current = next
+            }
+            _ = try await store.upload(snapshot, to: target, condition: .mustNotExist) { _, _ in }
+        }
+        return target
+    }
+
+    /// Deletes on the server what was deleted here: a file under `If-Match` its tag; a folder
+    /// only when nothing synced is left in it. A missing item is already done.
+    func deleteRemote(_ path: String, remote: RemoteItem?) async throws(SyncStepError) {
+        guard let remote else { try forget(path); return }
+        let target = try remotePath(path)
+        let store = self.store
+        let condition: RemoteWriteCondition
+        if remote.isFolder {
+            let left = try await onServer { () async throws(RemoteStoreError) -> [RemoteItem] in
+                do throws(RemoteStoreError) { return try await store.list(target) } catch {
+                    if case .notFound = error { return [] }
+                    throw error
+                }
+            }
+            guard left.allSatisfy({ SyncExclusions.excludes($0.path.name) }) else { return }  // kept: re-planned
+            condition = .unconditional
+        } else {
+            condition = try await writeCondition(for: remote, at: target)
+        }
+        do {
+            try await store.delete(target, condition: condition)
+        } catch .notFound {
+        } catch {
+            throw .remote(error)
+        }
+        try forget(path)
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// Syncs one container folder with a ``RemoteStore``, both ways, taking part in file
+/// coordination: uploads read through coordinated reads (an open document with unsaved changes
+/// saves first), downloads land through coordinated writes from a complete temporary file (open
+/// documents reload), concurrent edits become conflict versions on both devices.
+///
+/// A **pass** (``syncOnce()``) scans the container (`lstat` against the journal), lists the server,
+/// plans (``SyncPlanner``), runs the steps and records each in the crash-safe ``SyncJournal``.
+/// ``run()`` repeats passes every ``SyncEngineConfiguration/pollInterval`` (at once after
+/// ``syncNow()``), backing off with jitter while the server fails; offline, local changes stay
+/// queued (they are simply found again by the next pass).
+///
+/// Status: every change of ``status`` is given to the `onStatus` callback passed to the
+/// initializer, on whatever thread made it (the engine's or a transfer's progress callback);
+/// keep it short and non-blocking.
+///
+/// Threading: an actor. Blocking local work (coordinated accesses, which wait for presenters)
+/// runs on a global dispatch queue, never on a cooperative-pool thread.
+public actor SyncEngine {
+    public nonisolated let configuration: SyncEngineConfiguration
+    let store: any RemoteStore
+    let journal: SyncJournal
+    let planner: SyncPlanner
+    let statusBox: SyncStatusBox
+    let local: LocalCoordination
+
+    var isPaused = false
+    /// Whether a pass is under way (passes never overlap).
+    var isPassRunning = false
+    var approvedDeletions: Set<String> = []
+    var approvedEmptyRoot = false
+    /// The paths last held, approved by ``approveHeldDeletions()``.
+    var lastHeld: [String] = []
+    var lastRefusalWasEmptyRoot = false
+    var consecutiveFailures = 0
+    /// The last full listing, reused while the root's tag is unchanged on servers whose folder
+    /// tags change with anything below them.
+    var cachedListing: RemoteListing?
+    /// Local items already reported as not synced (links, names that are not UTF-8).
+    var reportedSkips = Set<String>()
+    private var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
+    private var waiterCounter: UInt64 = 0
+    private var wakeRequested = false
+
+    /// An engine for the container of `configuration`, talking to `store`.
+    /// - Throws: ``JournalError`` when the journal cannot be opened (then nothing is synced).
+    public init(configuration: SyncEngineConfiguration, store: any RemoteStore,
+                onStatus: @escaping @Sendable (ContainerSyncStatus) -> Void = { _ in }) throws(JournalError) {
+        self.configuration = configuration
+        self.store = store
+        journal = try SyncJournal(folder: configuration.journalFolder)
+        planner = SyncPlanner(guards: configuration.guards)
+        local = LocalCoordination(container: configuration.containerURL, timeout: configuration.coordinationTimeout)
+        var initial = ContainerSyncStatus(identifier: configuration.identifier, server: store.displayName, state: .idle)
+        initial.conflicted = Set(journal.conflicts.values.map(\.itemPath)).sorted()
+        statusBox = SyncStatusBox(initial, publish: onStatus)
+        Self.removeStaleTransfers(configuration)
+    }
+
+    /// The current status.
+    public var status: ContainerSyncStatus { statusBox.current }
+
+    // MARK: Control
+
+    /// Stops running passes (a pass under way finishes its current step first).
+    public func pause() {
+        isPaused = true
+        statusBox.update { $0.state = .paused }
+    }
+
+    /// Runs passes again, starting one now.
+    public func resume() {
+        isPaused = false
+        statusBox.update { $0.state = .idle }
+        wake()
+    }
+
+    /// Starts a pass now instead of at the next poll (``run()`` only).
+    public func syncNow() { wake() }
+
+    /// Lets the deletions held by the last pass (and an emptied container refused by it) go
+    /// ahead in the next pass, which starts now. Deletions held later need a new approval.
+    public func approveHeldDeletions() {
+        approvedDeletions.formUnion(lastHeld)
+        if lastRefusalWasEmptyRoot { approvedEmptyRoot = true }
+        wake()
+    }
+
+    // MARK: Running
+
+    /// Runs passes until the calling task is cancelled: one pass, then a wait of the poll
+    /// interval (or the back-off after a transient server error), cut short by ``syncNow()``,
+    /// ``resume()``, ``approveHeldDeletions()`` or a change in the container (inotify; when no
+    /// watch can be set up, polls alone find local changes).
+    public func run() async {
+        let watcher = try? LocalChangeWatcher(root: configuration.containerURL) { [weak self] in
+            Task { await self?.syncNow() }
+        }
+        defer { watcher?.stop() }
+        while !Task.isCancelled {
+            var delay = configuration.pollInterval
+            if !isPaused {
+                let report = await syncOnce()
+                if report.wentOffline {
+                    consecutiveFailures += 1
+                    delay = backoff(afterFailures: consecutiveFailures)
+                    let retryAt = Date().addingTimeInterval(Double(delay.components.seconds))
+                    statusBox.update { status in
+                        if case .offline(let reason, _) = status.state { status.state = .offline(reason: reason, retryAt: retryAt) }
+                    }
+                } else {
+                    consecutiveFailures = 0
+                }
+            }
+            await wait(for: isPaused ? .seconds(3600) : delay)
+        }
+    }
+
+    /// The back-off after `failures` transient failures in a row: the initial back-off doubled
+    /// per failure up to the maximum, times a random factor in 0.5…1 (so many agents do not retry
+    /// in step).
+    func backoff(afterFailures failures: Int) -> Duration {
+        let doublings = min(failures - 1, 20)
+        let base = configuration.initialBackoff * (1 << max(0, doublings))
+        let capped = min(base, configuration.maximumBackoff)
+        return capped * Double.random(in: 0.5...1.0)
+    }
+
+    private func wake() {
+        if let waiter {
+            self.waiter = nil
+            waiter.continuation.resume()
+        } else {
+            wakeRequested = true
+        }
+    }
+
+    private func wakeWaiter(_ id: UInt64) {
+        guard let waiter, waiter.id == id else { return }
+        self.waiter = nil
+        waiter.continuation.resume()
+    }
+
+    /// Waits for `duration`, a wake-up, or the task's cancellation, whichever comes first.
+    private func wait(for duration: Duration) async {
+        if wakeRequested { wakeRequested = false; return }
+        waiterCounter += 1
+        let id = waiterCounter
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                waiter = (id, continuation)
+                Task { [weak self] in
+                    try? await Task.sleep(for: duration)
+                    await self?.wakeWaiter(id)
+                }
+            }
+        } onCancel: {
+            Task { [weak self] in await self?.wakeWaiter(id) }
+        }
+    }
+
+    /// Removes this container's transfer files left by a killed agent (never a file under a real
+    /// name: downloads are renamed into place only when complete), and makes its transfer folder.
+    private static func removeStaleTransfers(_ configuration: SyncEngineConfiguration) {
+        let folder = configuration.transfersFolder
+        try? FileManager.default.removeItem(at: folder)
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+    }
+
+    /// A new transfer file's URL (`transfers/IDENTIFIER/UUID.KIND`).
+    func transferFile(_ kind: String) -> URL {
+        configuration.transfersFolder.appending(path: "\(UUID().uuidString).\(kind)")
+    }
+}
+
+/// Runs `body` on a global dispatch queue (blocking work: coordinated accesses wait for
+/// presenters) and returns its result to the calling task.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws(SyncStepError) -> T) async throws(SyncStepError) -> T {
+    let result: Result<T, SyncStepError> = await withCheckedContinuation { continuation in
+        DispatchQueue.global(qos: .utility).async {
+            continuation.resume(returning: Result { () throws(SyncStepError) -> T in try body() })
+        }
+    }
+    return try result.get()
+}

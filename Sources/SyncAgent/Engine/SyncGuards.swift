@@ -1,0 +1,24 @@
+/// The thresholds of the planner's guards (see ``SyncPlanner``).
+public struct SyncGuards: Sendable, Hashable {
+    /// A deletion from the server is held when it would delete more than this share of the
+    /// container's synced items here (default: more than half)…
+    public var heldDeletionShare: Double
+    /// …counted only when at least this many items would go (deleting the one file of a
+    /// one-file container is ordinary work), default 5;
+    public var heldDeletionShareMinimum: Int
+    /// …or more than this many items, whatever the share (default 100).
+    public var heldDeletionMaximum: Int
+    /// The server is treated as replaced or rolled back when, of the synced files it still has,
+    /// more than half carry a tag the journal never recorded — counted only when the journal
+    /// knows tags for at least this many of them (default 8; below, one device's edits of every
+    /// file of a small container would look the same).
+    public var replacementMinimumItems: Int
+
+    public init(heldDeletionShare: Double = 0.5, heldDeletionShareMinimum: Int = 5,
+                heldDeletionMaximum: Int = 100, replacementMinimumItems: Int = 8) {
+        self.heldDeletionShare = heldDeletionShare
+        self.heldDeletionShareMinimum = heldDeletionShareMinimum
+        self.heldDeletionMaximum = heldDeletionMaximum
+        self.replacementMinimumItems = replacementMinimumItems
+    }
+}

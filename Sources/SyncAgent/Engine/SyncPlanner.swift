@@ -1,0 +1,250 @@
+/// Everything the planner looks at, gathered by one pass.
+public struct SyncPlanInput: Sendable {
+    /// The journal's entries: the state both sides had at the last sync.
+    public var base: [String: JournalEntry]
+    /// The local items, or `nil` when the container folder is missing.
+    public var local: [String: LocalItem]?
+    /// The server's items (the conflict area and the agent's own names left out).
+    public var remote: [String: RemoteItem]
+    /// The root's file identity now, and as the journal knew it.
+    public var remoteRootFileID: String?
+    public var knownRootFileID: String?
+    /// Paths whose held local deletion the user approved.
+    public var approvedDeletions: Set<String>
+    /// Whether the user approved syncing an emptied local root as "everything deleted here".
+    public var approvedEmptyRoot: Bool
+
+    public init(base: [String: JournalEntry], local: [String: LocalItem]?, remote: [String: RemoteItem],
+                remoteRootFileID: String? = nil, knownRootFileID: String? = nil,
+                approvedDeletions: Set<String> = [], approvedEmptyRoot: Bool = false) {
+        self.base = base
+        self.local = local
+        self.remote = remote
+        self.remoteRootFileID = remoteRootFileID
+        self.knownRootFileID = knownRootFileID
+        self.approvedDeletions = approvedDeletions
+        self.approvedEmptyRoot = approvedEmptyRoot
+    }
+}
+
+/// Decides, per item, what a pass does — a pure function of the journal's base, the local scan
+/// and the server's listing (deterministic: the same input gives the same plan).
+///
+/// | base | local | server | step |
+/// | --- | --- | --- | --- |
+/// | — | file | — | upload (`If-None-Match: *`) |
+/// | — | — | file | download |
+/// | — | file | file | conflict (bytes compared: identical is no conflict) |
+/// | known | unchanged | unchanged | nothing |
+/// | known | changed | unchanged | upload (`If-Match` base tag) |
+/// | known | unchanged | changed | download |
+/// | known | changed | changed | conflict |
+/// | known | deleted | unchanged | delete on the server |
+/// | known | unchanged | deleted | delete here (guarded) |
+/// | known | changed | deleted | upload (the edit wins) |
+/// | known | deleted | changed | download (the edit wins) |
+/// | known | deleted | deleted | forget |
+///
+/// Folders compare by existence only (their times and tags change with their children); a folder
+/// is never deleted while something below it is kept or arrives.
+///
+/// Guards: a missing local root, or an empty one while the journal knows at least two items, is
+/// refused (an unmounted disk, not a deletion); more than ``SyncGuards/heldDeletionShare`` of the
+/// items (from ``SyncGuards/heldDeletionShareMinimum`` items on) or more than
+/// ``SyncGuards/heldDeletionMaximum`` items deleted by the server are held; a server whose root
+/// identity changed, or on which most known files carry tags never seen, is a new server:
+/// nothing is deleted on either side and every file that differs is a conflict.
+public struct SyncPlanner: Sendable {
+    public var guards: SyncGuards
+
+    public init(guards: SyncGuards = SyncGuards()) { self.guards = guards }
+
+    public func plan(_ input: SyncPlanInput) -> SyncPlan {
+        guard let local = input.local else {
+            return SyncPlan(refusal: "the container folder is missing (an unmounted disk?): nothing is synced until it is back")
+        }
+        let knownItems = input.base.count
+        if local.isEmpty, knownItems >= 2, !input.approvedEmptyRoot {
+            return SyncPlan(refusal: "the container folder is empty while \(knownItems) items were synced "
+                + "(an unmounted disk?): nothing is synced until it is back, or until you approve the deletions")
+        }
+        let replaced = isReplacedServer(input)
+        var steps: [SyncStep] = replaced ? [] : moves(input, local: local)
+        let moved = Set(steps.flatMap { step -> [String] in
+            switch step {
+            case .moveRemote(let source, let destination), .moveLocal(let source, let destination): [source, destination]
+            default: []
+            }
+        })
+        let paths = Set(input.base.keys).union(local.keys).union(input.remote.keys).subtracting(moved)
+        for path in paths {
+            let step = replaced
+                ? stepForNewServer(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
+                : step(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
+            if let step { steps.append(step) }
+        }
+        steps = keepFoldersOfKeptItems(steps)
+        var plan = SyncPlan(serverReplaced: replaced)
+        let deletions = steps.filter { if case .deleteLocal = $0 { true } else { false } }.map(\.path)
+        if isMassDeletion(count: deletions.count, of: knownItems),
+           !Set(deletions).isSubset(of: input.approvedDeletions) {
+            plan.heldDeletions = deletions.sorted()
+            let held = Set(deletions)
+            steps.removeAll { if case .deleteLocal(let path) = $0 { held.contains(path) } else { false } }
+        }
+        plan.steps = Self.ordered(steps)
+        return plan
+    }
+
+    // MARK: Per item
+
+    private func step(base: JournalEntry?, local: LocalItem?, remote: RemoteItem?, path: String) -> SyncStep? {
+        if let local, let remote, local.isFolder != remote.isFolder { return .kindClash(path) }
+        let isFolder = local?.isFolder ?? remote?.isFolder ?? base?.isFolder ?? false
+        if isFolder { return folderStep(base: base, local: local, remote: remote, path: path) }
+        guard let base, !base.isFolder else {
+            switch (local, remote) {
+            case (.some, .some): return .conflict(path)
+            case (.some, nil): return .upload(path)
+            case (nil, .some): return .download(path)
+            case (nil, nil): return base == nil ? nil : .forget(path)
+            }
+        }
+        let localChanged = local.map { $0.fingerprint != base.local } ?? true
+        let remoteChanged = remote.map { !Self.isSame($0.tag, base.remoteTag) } ?? true
+        switch (localChanged, remoteChanged) {
+        case (false, false): return nil
+        case (true, false): return local == nil ? .deleteRemote(path) : .upload(path)
+        case (false, true): return remote == nil ? .deleteLocal(path) : .download(path)
+        case (true, true):
+            switch (local, remote) {
+            case (nil, nil): return .forget(path)
+            case (.some, nil): return .upload(path)
+            case (nil, .some): return .download(path)
+            case (.some, .some): return .conflict(path)
+            }
+        }
+    }
+
+    private func folderStep(base: JournalEntry?, local: LocalItem?, remote: RemoteItem?, path: String) -> SyncStep? {
+        switch (local, remote) {
+        case (.some, .some): return base?.isFolder == true ? nil : .recordFolder(path)
+        case (.some, nil): return base == nil ? .makeRemoteFolder(path) : .deleteLocal(path)
+        case (nil, .some): return base == nil ? .makeLocalFolder(path) : .deleteRemote(path)
+        case (nil, nil): return base == nil ? nil : .forget(path)
+        }
+    }
+
+    /// A new server: nothing is deleted; what is on one side only is copied to the other; files
+    /// on both sides are conflicts unless the server's tag is still the journal's and the local
+    /// file is unchanged.
+    private func stepForNewServer(base: JournalEntry?, local: LocalItem?, remote: RemoteItem?, path: String) -> SyncStep? {
+        if let local, let remote, local.isFolder != remote.isFolder { return .kindClash(path) }
+        let isFolder = local?.isFolder ?? remote?.isFolder ?? false
+        switch (local, remote) {
+        case (.some, .some):
+            if isFolder { return base?.isFolder == true ? nil : .recordFolder(path) }
+            if let base, Self.isSame(remote?.tag, base.remoteTag), local?.fingerprint == base.local { return nil }
+            return .conflict(path)
+        case (.some, nil): return isFolder ? .makeRemoteFolder(path) : .upload(path)
+        case (nil, .some): return isFolder ? .makeLocalFolder(path) : .download(path)
+        case (nil, nil): return base == nil ? nil : .forget(path)
+        }
+    }
+
+    // MARK: Moves
+
+    /// Files renamed on one side and unchanged on the other, recognised so that a rename is a
+    /// rename (no upload, no download, no deletion): here by the inode, size and modification
+    /// time (a rename keeps them; the change time moves); on the server by the file id, with the
+    /// same tag. Ambiguous matches (two candidates) are left to the ordinary rules.
+    private func moves(_ input: SyncPlanInput, local: [String: LocalItem]) -> [SyncStep] {
+        struct Key: Hashable { var inode: UInt64; var size: Int64; var modified: Int64 }
+        var steps: [SyncStep] = []
+        var newHere: [Key: [String]] = [:]
+        var newThere: [String: [String]] = [:]
+        for (path, item) in local where !item.isFolder && input.base[path] == nil && input.remote[path] == nil {
+            let print = item.fingerprint
+            newHere[Key(inode: print.inode, size: print.size, modified: print.modifiedNanoseconds), default: []].append(path)
+        }
+        for (path, item) in input.remote where !item.isFolder && input.base[path] == nil && local[path] == nil {
+            if let fileID = item.fileID { newThere[fileID, default: []].append(path) }
+        }
+        for (path, entry) in input.base.sorted(by: { $0.key < $1.key }) where !entry.isFolder {
+            guard let known = entry.local else { continue }
+            if local[path] == nil, let remote = input.remote[path], Self.isSame(remote.tag, entry.remoteTag),
+               let candidates = newHere[Key(inode: known.inode, size: known.size, modified: known.modifiedNanoseconds)],
+               candidates.count == 1, let destination = candidates.first {
+                steps.append(.moveRemote(from: path, to: destination))
+                newHere[Key(inode: known.inode, size: known.size, modified: known.modifiedNanoseconds)] = nil
+            } else if input.remote[path] == nil, local[path]?.fingerprint == known, let fileID = entry.fileID,
+                      let candidates = newThere[fileID], candidates.count == 1, let destination = candidates.first,
+                      let moved = input.remote[destination], Self.isSame(moved.tag, entry.remoteTag) {
+                steps.append(.moveLocal(from: path, to: destination))
+                newThere[fileID] = nil
+            }
+        }
+        return steps
+    }
+
+    // MARK: Whole-plan rules
+
+    /// A folder deletion is replaced by making the folder again when something below it is kept
+    /// or arrives (an upload, a download, a conflict, a held deletion).
+    private func keepFoldersOfKeptItems(_ steps: [SyncStep]) -> [SyncStep] {
+        var keptBelow = Set<String>()
+        for step in steps {
+            switch step {
+            case .deleteLocal, .deleteRemote, .forget, .kindClash: continue
+            default: break
+            }
+            var components = step.path.split(separator: "/").dropLast()
+            while !components.isEmpty {
+                keptBelow.insert(components.joined(separator: "/"))
+                components = components.dropLast()
+            }
+        }
+        return steps.map { step in
+            switch step {
+            case .deleteLocal(let path) where keptBelow.contains(path): .makeRemoteFolder(path)
+            case .deleteRemote(let path) where keptBelow.contains(path): .makeLocalFolder(path)
+            default: step
+            }
+        }
+    }
+
+    func isMassDeletion(count: Int, of known: Int) -> Bool {
+        if count > guards.heldDeletionMaximum { return true }
+        return count >= guards.heldDeletionShareMinimum && Double(count) > guards.heldDeletionShare * Double(known)
+    }
+
+    func isReplacedServer(_ input: SyncPlanInput) -> Bool {
+        if let known = input.knownRootFileID, let now = input.remoteRootFileID, known != now { return true }
+        var present = 0, unseen = 0
+        for entry in input.base.values where !entry.isFolder && entry.remoteTag != nil {
+            guard let remote = input.remote[entry.path], !remote.isFolder else { continue }
+            present += 1
+            if !Self.isSame(remote.tag, entry.remoteTag) { unseen += 1 }
+        }
+        return present >= guards.replacementMinimumItems && unseen * 2 > present
+    }
+
+    /// Whether two tags name the same bytes: both present with the same opaque value. A weak and
+    /// a strong tag with one value are the same (Apache's tag is weak for a second after a write,
+    /// then strong with the same value); a missing tag is never the same as anything.
+    static func isSame(_ first: RemoteTag?, _ second: RemoteTag?) -> Bool {
+        guard let first, let second else { return false }
+        return first.value == second.value
+    }
+
+    /// Steps by phase; within a phase by path, deletions children first.
+    static func ordered(_ steps: [SyncStep]) -> [SyncStep] {
+        steps.sorted { left, right in
+            if left.phase != right.phase { return left.phase < right.phase }
+            let leftPath = left.path.split(separator: "/").map(String.init)
+            let rightPath = right.path.split(separator: "/").map(String.init)
+            if left.phase == 2 { return rightPath.lexicographicallyPrecedes(leftPath) }
+            return leftPath.lexicographicallyPrecedes(rightPath)
+        }
+    }
+}

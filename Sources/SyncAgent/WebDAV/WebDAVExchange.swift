@@ -1,0 +1,194 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Glibc
+import Synchronization
+import SystemSupport
+
+/// The state of one URLSession task while it runs: where its body goes (memory, bounded, or a local
+/// file, streamed), its progress callbacks, and the one continuation that receives its outcome.
+/// The first outcome wins (a completion, a failure found while reading, or a cancellation); later
+/// ones are ignored, so the continuation is resumed exactly once.
+///
+/// Called from the session's delegate queue (serial) and, for ``finish(_:)`` on cancellation, from
+/// the cancelling task's thread.
+final class WebDAVExchange: Sendable {
+    /// Where the answer's body goes.
+    enum Sink: Sendable {
+        /// Collected in memory up to `limit` bytes; more fails the exchange with
+        /// ``RemoteStoreError/malformedResponse(_:)`` and cancels the transfer.
+        case memory(limit: Int)
+        /// Streamed into the local file (created or truncated when a 2xx answer starts; nothing is
+        /// created for another status). The start of an error answer (64 KiB) is kept in memory.
+        case file(URL)
+    }
+
+    private struct State {
+        var continuation: CheckedContinuation<Result<WebDAVResponse, RemoteStoreError>, Never>?
+        var finished: Result<WebDAVResponse, RemoteStoreError>?
+        var status = 0
+        var headers: [String: String] = [:]
+        var body = Data()
+        var descriptor: Int32 = -1
+        var received: Int64 = 0
+        var expected: Int64?
+        var createdLocalFile = false
+    }
+
+    let sink: Sink
+    let description: String
+    private let receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
+    private let sendProgress: (@Sendable (Int64, Int64) -> Void)?
+    /// The largest error body kept while streaming to a file.
+    private static let errorBodyLimit = 64 * 1024
+    private let state = Mutex(State())
+
+    init(sink: Sink, description: String, receiveProgress: (@Sendable (Int64, Int64?) -> Void)? = nil,
+         sendProgress: (@Sendable (Int64, Int64) -> Void)? = nil) {
+        self.sink = sink
+        self.description = description
+        self.receiveProgress = receiveProgress
+        self.sendProgress = sendProgress
+    }
+
+    /// Sets the continuation that receives the outcome; resumes it at once when the exchange
+    /// already finished (cancelled before it started).
+    func attach(_ continuation: CheckedContinuation<Result<WebDAVResponse, RemoteStoreError>, Never>) {
+        let early: Result<WebDAVResponse, RemoteStoreError>? = state.withLock { state in
+            if let finished = state.finished { return finished }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    /// Whether the exchange created (or truncated) its local file: a 2xx answer started.
+    var createdLocalFile: Bool { state.withLock { $0.createdLocalFile } }
+
+    /// The answer's header arrived. Returns whether to go on receiving the body.
+    func receive(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else {
+            finish(.failure(.malformedResponse("\(description): not an HTTP answer")))
+            return false
+        }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+        }
+        let expected = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+        let failure: RemoteStoreError? = state.withLock { state in
+            guard state.finished == nil else { return nil }
+            state.status = http.statusCode
+            state.headers = headers
+            state.expected = expected
+            switch sink {
+            case .memory(let limit):
+                if let expected, expected > Int64(limit) {
+                    return .malformedResponse("\(description): the answer (\(expected) bytes) is over the limit of \(limit) bytes")
+                }
+            case .file(let url):
+                guard (200..<300).contains(http.statusCode) else { return nil }
+                let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+                guard descriptor >= 0 else { return .localFile(url, errno: Errno(rawValue: errno)) }
+                state.descriptor = descriptor
+                state.createdLocalFile = true
+            }
+            return nil
+        }
+        if let failure {
+            finish(.failure(failure))
+            return false
+        }
+        return true
+    }
+
+    /// A piece of the body arrived.
+    func receive(_ data: Data) -> Bool {
+        var progress: (Int64, Int64?)?
+        let failure: RemoteStoreError? = state.withLock { state in
+            guard state.finished == nil else { return nil }
+            if state.descriptor >= 0, case .file(let url) = sink {
+                if let errno = Self.writeAll(data, to: state.descriptor) { return .localFile(url, errno: errno) }
+                state.received += Int64(data.count)
+                progress = (state.received, state.expected)
+                return nil
+            }
+            let limit: Int
+            switch sink {
+            case .memory(let memoryLimit): limit = memoryLimit
+            case .file: limit = Self.errorBodyLimit
+            }
+            guard state.body.count + data.count <= limit else {
+                if case .file = sink { return nil }   // an error page: its start is enough
+                return .malformedResponse("\(description): the answer is over the limit of \(limit) bytes")
+            }
+            state.body.append(data)
+            state.received += Int64(data.count)
+            return nil
+        }
+        if let failure {
+            finish(.failure(failure))
+            return false
+        }
+        if let progress { receiveProgress?(progress.0, progress.1) }
+        return true
+    }
+
+    /// Bytes of the request body were sent.
+    func sent(_ total: Int64, of expected: Int64) {
+        guard state.withLock({ $0.finished == nil }) else { return }
+        sendProgress?(total, expected)
+    }
+
+    /// The task completed (`error` nil) or failed.
+    func complete(error: (any Error)?) {
+        if let error {
+            finish(.failure(WebDAVStatus.error(for: error)))
+            return
+        }
+        let response: Result<WebDAVResponse, RemoteStoreError> = state.withLock { state in
+            if state.status == 0 { return .failure(.malformedResponse("\(description): no HTTP answer")) }
+            if state.descriptor >= 0, case .file(let url) = sink {
+                if fsync(state.descriptor) != 0 { return .failure(.localFile(url, errno: Errno(rawValue: errno))) }
+            }
+            return .success(WebDAVResponse(status: state.status, headers: state.headers, body: state.body))
+        }
+        finish(response)
+    }
+
+    /// Ends the exchange with `outcome` unless it already ended; closes the local file and resumes
+    /// the continuation.
+    func finish(_ outcome: Result<WebDAVResponse, RemoteStoreError>) {
+        let continuation: CheckedContinuation<Result<WebDAVResponse, RemoteStoreError>, Never>?
+            = state.withLock { state in
+                guard state.finished == nil else { return nil }
+                state.finished = outcome
+                if state.descriptor >= 0 {
+                    close(state.descriptor)
+                    state.descriptor = -1
+                }
+                state.body = Data()
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+        continuation?.resume(returning: outcome)
+    }
+
+    /// Writes all of `data` to `descriptor`; the errno on failure (`ENOSPC`, `EIO`, …).
+    private static func writeAll(_ data: Data, to descriptor: Int32) -> Errno? {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Errno? in
+            guard let base = buffer.baseAddress else { return nil }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return Errno(rawValue: errno)
+                }
+                offset += written
+            }
+            return nil
+        }
+    }
+}

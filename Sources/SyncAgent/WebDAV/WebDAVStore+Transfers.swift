@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Glibc
+import SystemSupport
+
+extension WebDAVStore {
+    /// `GET`, streamed into `destination` piece by piece as the bytes arrive (memory does not grow
+    /// with the file). `destination` is created or truncated only when the server answers 2xx; on a
+    /// failure after that it is removed. `progress` runs on the store's delegate queue.
+    public func download(_ path: RemotePath, to destination: URL,
+                         progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
+        let url = addressing.url(for: path)
+        let exchange = WebDAVExchange(sink: .file(destination), description: "GET \(url.path)", receiveProgress: progress)
+        let response: WebDAVResponse
+        do {
+            response = try await transport.send(request("GET", url), body: .none, exchange: exchange)
+        } catch {
+            if exchange.createdLocalFile { unlink(destination.path) }
+            throw error
+        }
+        guard response.status == 200 else {
+            if exchange.createdLocalFile { unlink(destination.path) }
+            throw WebDAVStatus.error(for: response, method: "GET", path: path)
+        }
+        return response.tag
+    }
+
+    /// `PUT` of the local file `source`, read in pieces by URLSession, under `condition`.
+    /// Throws ``RemoteStoreError/localFile(_:errno:)`` when `source` is not a readable regular file,
+    /// ``RemoteStoreError/preconditionFailed(_:)`` on 412, ``RemoteStoreError/notFound(_:)`` when
+    /// the parent folder is missing (409). `progress` runs on the store's delegate queue.
+    public func upload(_ source: URL, to path: RemotePath, condition: RemoteWriteCondition,
+                       progress: @escaping @Sendable (Int64, Int64) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
+        guard !path.isRoot else { throw .refused("the root of the store is a folder, not a file") }
+        try Self.checkReadableRegularFile(source)
+        var headers = try conditionHeaders(condition, method: "PUT", path: path)
+        headers["Content-Type"] = "application/octet-stream"
+        let response = try await perform("PUT", addressing.url(for: path), headers: headers, body: .file(source),
+                                         sendProgress: progress)
+        switch response.status {
+        case 200, 201, 204: return response.tag
+        default: throw WebDAVStatus.error(for: response, method: "PUT", path: path)
+        }
+    }
+
+    /// Throws ``RemoteStoreError/localFile(_:errno:)`` unless `url` opens for reading and is a
+    /// regular file (URLSession would otherwise fail in ways that say less).
+    static func checkReadableRegularFile(_ url: URL) throws(RemoteStoreError) {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .localFile(url, errno: Errno(rawValue: errno)) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .localFile(url, errno: Errno(rawValue: errno)) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .localFile(url, errno: Errno(rawValue: EISDIR)) }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The ``RemoteStore`` of a WebDAV collection (Nextcloud/ownCloud, Apache mod_dav, WsgiDAV,
+/// `rclone serve webdav`, hosting providers), over FoundationNetworking's `URLSession`.
+///
+/// - Listings are `PROPFIND` (`Depth: 0` / `Depth: 1`), read with a bounded body
+///   (``WebDAVConfiguration/maximumResponseBytes``) and a namespace-aware XML parser; every `href`
+///   is checked (``WebDAVAddressing/path(forHref:)``) and one that leaves the root fails the call
+///   with ``RemoteStoreError/escapingPath(_:)``.
+/// - File bodies stream: `GET` writes each piece to the destination as it arrives, `PUT` reads the
+///   source file in pieces. Memory does not grow with the file's size.
+/// - Writes carry their ``RemoteWriteCondition`` (`If-None-Match: *`, `If-Match` with a strong tag;
+///   a weak tag is refused before anything is sent).
+/// - Every call is bounded by the request timeout (as an idle limit) and ends with
+///   ``RemoteStoreError/cancelled`` when the calling task is cancelled.
+///
+/// Thread safety: `Sendable`; calls may run concurrently from any task. Progress callbacks run on
+/// the store's URLSession delegate queue (a serial background queue), never on the caller's actor.
+public final class WebDAVStore: RemoteStore {
+    /// The base URL (without credentials), as ``RemoteStore/displayName``. Never holds the password.
+    public let displayName: String
+    let addressing: WebDAVAddressing
+    let transport: WebDAVTransport
+    let requestTimeout: TimeInterval
+    let maximumResponseBytes: Int
+    /// The `Authorization` header value, when a user is configured. Never logged or described.
+    private let authorization: String?
+    /// What ``probe()`` found; `nil` before.
+    private let probed = Mutex<RemoteCapabilities?>(nil)
+
+    /// A store for `configuration`. Throws ``RemoteStoreError/refused(_:)`` when the URL is not
+    /// http(s) with a host, or is plain `http` to a host that is not loopback without
+    /// ``WebDAVConfiguration/allowsInsecureHTTP``. Nothing is sent to the server.
+    public init(configuration: WebDAVConfiguration) throws(RemoteStoreError) {
+        let base = try configuration.validatedBaseURL()
+        addressing = WebDAVAddressing(baseURL: base)
+        displayName = configuration.displayURL
+        requestTimeout = configuration.requestTimeout
+        maximumResponseBytes = max(4096, configuration.maximumResponseBytes)
+        transport = WebDAVTransport(requestTimeout: configuration.requestTimeout)
+        if let user = configuration.user {
+            let credentials = Data((user + ":" + (configuration.password ?? "")).utf8).base64EncodedString()
+            authorization = "Basic " + credentials
+        } else {
+            authorization = nil
+        }
+    }
+
+    /// What ``probe()`` found, or ``RemoteCapabilities/unknown`` before a probe succeeded.
+    public var capabilities: RemoteCapabilities {
+        get async { probed.withLock { $0 } ?? .unknown }
+    }
+
+    /// What ``probe()`` found, or `nil` before a probe succeeded (synchronous, for status output).
+    public var probedCapabilities: RemoteCapabilities? { probed.withLock { $0 } }
+
+    func remember(_ capabilities: RemoteCapabilities) { probed.withLock { $0 = capabilities } }
+
+    // MARK: Requests
+
+    /// A request for `method` on `url` with the store's timeout and credentials.
+    func request(_ method: String, _ url: URL, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: requestTimeout)
+        request.httpMethod = method
+        request.setValue("clouddocsd", forHTTPHeaderField: "User-Agent")
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// Sends a request whose answer is read into memory (bounded).
+    func perform(_ method: String, _ url: URL, headers: [String: String] = [:], body: WebDAVTransport.Body = .none,
+                 sendProgress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws(RemoteStoreError) -> WebDAVResponse {
+        let exchange = WebDAVExchange(sink: .memory(limit: maximumResponseBytes), description: "\(method) \(url.path)",
+                                      sendProgress: sendProgress)
+        return try await transport.send(request(method, url, headers: headers), body: body, exchange: exchange)
+    }
+
+    /// The header fields for `condition` on `method` at `path`. A weak tag and `mustNotExist` on
+    /// DELETE/MOVE are refused.
+    func conditionHeaders(_ condition: RemoteWriteCondition, method: String, path: RemotePath) throws(RemoteStoreError) -> [String: String] {
+        switch condition {
+        case .unconditional: return [:]
+        case .mustNotExist:
+            guard method == "PUT" else { throw .refused("\(method) /\(path): \"must not exist\" is a condition for PUT only") }
+            return ["If-None-Match": "*"]
+        case .mustMatch(let tag):
+            guard !tag.isWeak else {
+                throw .refused("\(method) /\(path): the weak tag \(tag) cannot guard a write (servers compare If-Match strongly)")
+            }
+            return ["If-Match": tag.value]
+        }
+    }
+
+    /// `PROPFIND` with `depth` on `path` (as a folder URL when `asFolder`): the responses, or `nil`
+    /// on 404.
+    func propfind(_ path: RemotePath, depth: String, asFolder: Bool) async throws(RemoteStoreError) -> [WebDAVResponseEntry]? {
+        let response = try await perform("PROPFIND", addressing.url(for: path, isFolder: asFolder),
+                                         headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"],
+                                         body: .data(WebDAVMultistatus.requestBody))
+        if response.status == 404 { return nil }
+        guard response.status == 207 else { throw WebDAVStatus.error(for: response, method: "PROPFIND", path: path) }
+        return try WebDAVMultistatus.parse(response.body)
+    }
+
+    /// The item a response describes, its `href` checked.
+    func item(from entry: WebDAVResponseEntry) throws(RemoteStoreError) -> RemoteItem {
+        let path = try addressing.path(forHref: entry.href)
+        let size = entry.isCollection ? nil : entry.contentLength.flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        return RemoteItem(path: path, isFolder: entry.isCollection, tag: entry.etag.flatMap(RemoteTag.init(parsing:)),
+                          size: size, modified: entry.lastModified.flatMap(WebDAVDates.parse), fileID: entry.fileID)
+    }
+
+    // MARK: RemoteStore
+
+    public func item(at path: RemotePath) async throws(RemoteStoreError) -> RemoteItem? {
+        guard let entries = try await propfind(path, depth: "0", asFolder: path.isRoot) else { return nil }
+        var found: RemoteItem?
+        for entry in entries {
+            let item = try item(from: entry)
+            if item.path == path { found = item }
+        }
+        guard let found else { throw .malformedResponse("PROPFIND /\(path) did not describe the item asked for") }
+        return found
+    }
+
+    public func list(_ path: RemotePath) async throws(RemoteStoreError) -> [RemoteItem] {
+        guard let entries = try await propfind(path, depth: "1", asFolder: true) else { throw .notFound(path) }
+        var items: [RemoteItem] = []
+        var sawFolder = false
+        var seen = Set<RemotePath>()
+        for entry in entries {
+            let item = try item(from: entry)
+            if item.path == path {
+                guard item.isFolder else { throw .notFound(path) }
+                sawFolder = true
+                continue
+            }
+            guard item.path.parent == path else { throw .escapingPath(entry.href) }
+            if seen.insert(item.path).inserted { items.append(item) }
+        }
+        guard sawFolder || !items.isEmpty else { throw .malformedResponse("PROPFIND /\(path) did not describe the folder") }
+        return items.sorted { $0.path < $1.path }
+    }
+
+    public func makeFolder(_ path: RemotePath) async throws(RemoteStoreError) {
+        guard !path.isRoot else { return }
+        let response = try await perform("MKCOL", addressing.url(for: path, isFolder: true))
+        switch response.status {
+        case 200, 201, 204: return
+        case 405, 403:
+            // Something exists there: fine when it is a folder. Apache answers 403 ("File exists")
+            // instead of 405 when another client made the folder during this request.
+            if let existing = try await item(at: path), existing.isFolder { return }
+            throw WebDAVStatus.error(for: response, method: "MKCOL", path: path)
+        default: throw WebDAVStatus.error(for: response, method: "MKCOL", path: path)
+        }
+    }
+
+    public func delete(_ path: RemotePath, condition: RemoteWriteCondition) async throws(RemoteStoreError) {
+        guard !path.isRoot else { throw .refused("the root of the store is never deleted") }
+        let headers = try conditionHeaders(condition, method: "DELETE", path: path)
+        let response = try await perform("DELETE", addressing.url(for: path), headers: headers)
+        switch response.status {
+        case 200, 202, 204: return
+        default: throw WebDAVStatus.error(for: response, method: "DELETE", path: path)
+        }
+    }
+
+    public func move(_ source: RemotePath, to destination: RemotePath,
+                     condition: RemoteWriteCondition) async throws(RemoteStoreError) {
+        guard !source.isRoot, !destination.isRoot else { throw .refused("the root of the store is never moved") }
+        guard !destination.isInside(source) else { throw .refused("/\(source) cannot move into itself (/\(destination))") }
+        var headers = try conditionHeaders(condition, method: "MOVE", path: source)
+        headers["Destination"] = addressing.url(for: destination).absoluteString
+        headers["Overwrite"] = "F"
+        let response = try await perform("MOVE", addressing.url(for: source), headers: headers)
+        switch response.status {
+        case 200, 201, 204: return
+        case 412:
+            // With `Overwrite: F`, 412 means an existing destination or a failed If-Match.
+            if try await item(at: destination) != nil { throw .preconditionFailed(destination) }
+            throw .preconditionFailed(source)
+        default: throw WebDAVStatus.error(for: response, method: "MOVE", path: source)
+        }
+    }
+}
