@@ -28,6 +28,8 @@ let package = Package(
         .executable(name: "versions-benchmark", targets: ["versions-benchmark"]),
         .executable(name: "metadata-query-benchmark", targets: ["metadata-query-benchmark"]),
         .executable(name: "coordination-soak", targets: ["coordination-soak"]),
+        .executable(name: "sync-benchmark", targets: ["sync-benchmark"]),
+        .executable(name: "sync-demo", targets: ["sync-demo"]),
     ],
     targets: [
         // MARK: Library
@@ -65,6 +67,9 @@ let package = Package(
                           path: "Examples/image-tool", swiftSettings: strict),
         .executableTarget(name: "clouddocs", dependencies: ["Ubiquity"],
                           path: "Examples/clouddocs", swiftSettings: strict),
+        // Two devices syncing through a local Apache WebDAV server with two clouddocsd agents.
+        .executableTarget(name: "sync-demo", dependencies: ["SyncAgent", "ExampleDocuments"],
+                          path: "Examples/sync-demo", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
@@ -76,6 +81,8 @@ let package = Package(
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
+        .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport"],
+                          swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport"], swiftSettings: strict),
 
         // MARK: Tests

@@ -1,0 +1,2 @@
+// sync-demo: work in progress (issue 18 demo).
+import SyncAgent

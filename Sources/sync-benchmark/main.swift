@@ -1,0 +1,2 @@
+// sync-benchmark: work in progress (issue 18 benchmarks).
+import SyncAgent
