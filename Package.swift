@@ -83,12 +83,12 @@ let package = Package(
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
         .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport"],
                           swiftSettings: strict),
-        .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport"], swiftSettings: strict),
+        .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport", "BenchmarkSupport"], swiftSettings: strict),
 
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "TestSupport", "CSystemShim"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
-        .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport", "CSystemShim"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),

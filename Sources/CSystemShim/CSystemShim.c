@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -114,4 +115,8 @@ int cshim_malloc_allocated_bytes(size_t *bytes) {
     (void)bytes;
     return -1;
 #endif
+}
+
+int cshim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
 }

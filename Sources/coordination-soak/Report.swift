@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// Reads the workers' logs and the final files, prints one line per measure, then
@@ -126,7 +127,8 @@ struct Report {
         if durations.isEmpty {
             line("save-request latency: not measured (no coordinated read finished in a document worker)")
         } else {
-            func percentile(_ p: Double) -> Double { Double(durations[min(durations.count - 1, Int(Double(durations.count - 1) * p))]) / 1e6 }
+            let milliseconds = durations.map { Double($0) / 1e6 }
+            func percentile(_ p: Double) -> Double { Measure.percentile(milliseconds, p) }
             line(String(format: "save-request latency, proxy — duration of the document workers' coordinated reads, which ask the other processes' documents to save first: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d reads)",
                         percentile(0.5), percentile(0.99), percentile(1), durations.count)
                  + (outcome.hung.isEmpty ? "" : "; reads still waiting when a worker hung are not in it"))

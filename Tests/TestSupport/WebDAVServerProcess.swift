@@ -1,3 +1,4 @@
+import CSystemShim
 import Foundation
 import Glibc
 import Synchronization
@@ -5,7 +6,7 @@ import Synchronization
 /// A server program started for ``WebDAVServer``, spawned with `posix_spawn` in a process group of
 /// its own, with an empty signal mask and default signal handlers (a test runner's worker thread
 /// blocks SIGTERM, and a child inherits that: Apache and Python would then ignore SIGTERM), its
-/// output appended to a log file.
+/// output appended to a log file, and no other descriptor of the test process.
 ///
 /// ``stop()`` sends SIGTERM to that process group only (the server and the workers it forked, no
 /// other process), waits up to 10 s for the server to exit, then SIGKILLs the group; it reaps the
@@ -30,6 +31,10 @@ final class WebDAVServerProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, log, 1)
         posix_spawn_file_actions_adddup2(&actions, log, 2)
+        // Every other descriptor of the test process is closed in the child: the test runner's
+        // other tests hold pipes to their own children, and a long-lived server that inherited a
+        // pipe's write end would keep that child from ever seeing the end of its input.
+        cshim_spawn_file_actions_addclosefrom(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

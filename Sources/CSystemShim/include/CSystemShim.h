@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/eventfd.h>   // eventfd, EFD_CLOEXEC, EFD_NONBLOCK (not GNU-only; just not in the Glibc module)
+#include <spawn.h>         // posix_spawn_file_actions_t
 #include <sys/socket.h>    // struct msghdr, struct cmsghdr, CMSG_* (not GNU-only)
 #include <sys/types.h>
 #include <sys/xattr.h>     // getxattr, setxattr, fgetxattr, … (not GNU-only; just not in the Glibc module)
@@ -147,6 +148,14 @@ int cshim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// blocks of the one open as `src_fd` (a reflink), replacing its contents. Returns 0, or -1 with
 /// `errno` set — at once (EOPNOTSUPP, EXDEV, EINVAL) where the file system cannot: copy instead.
 int cshim_ficlone(int dest_fd, int src_fd);
+
+// MARK: posix_spawn(3)
+
+/// `posix_spawn_file_actions_addclosefrom_np(actions, lowfd)` (glibc ≥ 2.34, GNU): the child
+/// closes every descriptor from `lowfd` up before it runs, so it inherits none of the parent's
+/// other files or pipes (which another thread may have opened without close-on-exec). Returns 0
+/// or an error number.
+int cshim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd);
 
 // MARK: copy_file_range(2)
 

@@ -7,8 +7,10 @@ import Synchronization
 /// status for apps and the command line (``StatusPublisher``).
 ///
 /// A container whose server cannot be used safely (it ignores `If-Match` / `If-None-Match`, so a
-/// write could silently replace someone else's) is **refused**: its status says why and nothing
-/// of it is transferred. The other containers are synced.
+/// write could silently replace someone else's, or it gives files no ETag) is **refused**: its
+/// status says why and nothing of it is transferred. The other containers are synced. A server
+/// whose tags are weak for a moment or survive a same-size rewrite is used in the engine's
+/// safe mode, which the status's `server` text names.
 ///
 /// Threading: ``run()`` runs until its task is cancelled (clouddocsd cancels it on SIGTERM and
 /// SIGINT); the engines run as child tasks; requests are taken on a task started by the request
@@ -46,6 +48,8 @@ public final class Agent: Sendable {
     private let handled = Mutex<[String]>([])
     /// The last status of each container, republished when a request was handled.
     private let statuses = Mutex<[String: ContainerSyncStatus]>([:])
+    /// The `server` text of each connected container (with its safe mode), put in every status.
+    private let serverTexts = Mutex<[String: String]>([:])
 
     /// The agent for `configuration` (its root, containers and agent settings), with the password
     /// taken from `environment` or the password file.
@@ -134,10 +138,10 @@ public final class Agent: Sendable {
                 guard let path = RemotePath(identifier) else { throw RemoteStoreError.refused("`\(identifier)` cannot name a collection") }
                 try await top.makeFolder(path)
                 let capabilities = try await store.probe()
-                guard capabilities.honoursConditions else {
-                    throw RemoteStoreError.refused("the server ignores If-Match / If-None-Match, so an upload could silently "
-                        + "replace another device's edit; use a server that honours them (Apache mod_dav, Nextcloud, WsgiDAV)")
-                }
+                if let refusal = Self.refusal(of: capabilities) { throw RemoteStoreError.refused(refusal) }
+                let text = Self.serverDescription(status.server, capabilities)
+                serverTexts.withLock { $0[identifier] = text }
+                status.server = text
                 return
             } catch let error as RemoteStoreError where error.isTransient {
                 status.state = .offline(reason: error.description, retryAt: Date().addingTimeInterval(delay))
@@ -153,6 +157,31 @@ public final class Agent: Sendable {
         }
     }
 
+    /// Why a server with `capabilities` cannot be used, or `nil` when it can.
+    static func refusal(of capabilities: RemoteCapabilities) -> String? {
+        if !capabilities.honoursConditions {
+            return "the server ignores If-Match / If-None-Match, so an upload could silently "
+                + "replace another device's edit; use a server that honours them (Apache mod_dav, Nextcloud, WsgiDAV)"
+        }
+        if !capabilities.hasTags {
+            return "the server gives files no ETag, so the agent cannot see what changed there nor guard "
+                + "its writes; use a server that does (Apache mod_dav, Nextcloud, WsgiDAV)"
+        }
+        return nil
+    }
+
+    /// The status's `server` text: the collection, and the safe mode when the server's tags
+    /// alone cannot guard writes (``RemoteCapabilities/isSafeForConditionalWrites``), e.g.
+    /// `https://host/dav/id/ (safe mode: tags weak for a second after a write)`.
+    static func serverDescription(_ collection: String, _ capabilities: RemoteCapabilities) -> String {
+        guard !capabilities.isSafeForConditionalWrites else { return collection }
+        var reasons: [String] = []
+        if !capabilities.strongTagsImmediately { reasons.append("tags weak for a second after a write") }
+        if !capabilities.tagChangesOnEveryWrite { reasons.append("a same-size rewrite within a second keeps the tag") }
+        return collection + " (safe mode: " + reasons.joined(separator: "; ")
+            + " — each write re-checks the item and waits until its tag can guard it)"
+    }
+
     private func configuration(for url: URL) -> WebDAVConfiguration {
         WebDAVConfiguration(baseURL: url, user: settings.user, password: password, allowsInsecureHTTP: settings.allowsInsecureHTTP)
     }
@@ -160,6 +189,7 @@ public final class Agent: Sendable {
     /// Publishes `status` with the handled requests added.
     private func publish(_ status: ContainerSyncStatus) {
         var status = status
+        if let text = serverTexts.withLock({ $0[status.identifier] }) { status.server = text }
         status.handledRequests = handled.withLock { $0 }
         statuses.withLock { $0[status.identifier] = status }
         publisher.publish(status)

@@ -81,7 +81,7 @@ extension SyncEngine {
                     statusBox.update { $0.state = .offline(reason: error.description, retryAt: nil) }
                     break
                 }
-                statusBox.record(error.description, path: step.path)
+                if case .deferred = error {} else { statusBox.record(error.description, path: step.path) }
             }
             statusBox.update { status in
                 if let index = status.queued.firstIndex(where: { $0.path == step.path }) { status.queued.remove(at: index) }

@@ -32,19 +32,48 @@ extension SyncEngine {
         await shareLocalConflictVersions(of: path)
     }
 
-    /// The condition of a write over `remote` (what the plan saw): `If-Match` its strong tag,
-    /// `If-None-Match: *` when there was nothing. A weak or missing tag (safe mode): the item is
-    /// read again and the write goes unconditionally only when it is unchanged.
+    /// The condition of a write over `remote` (what the plan saw).
+    ///
+    /// On a server safe for conditional writes (``RemoteCapabilities/isSafeForConditionalWrites``):
+    /// `If-Match` the plan's strong tag, `If-None-Match: *` when there was nothing.
+    ///
+    /// Otherwise (**safe mode**) the item is read again first and must still be what the plan saw
+    /// (same tag value, size and modification time), else the write is refused as a 412 and the
+    /// next pass sees the change. Then:
+    /// - a tag still weak (Apache's default marks it weak for about a second after a write) is
+    ///   waited out: the step is deferred to the next pass, when the tag is strong and can be
+    ///   sent in `If-Match` — the server still guards the write;
+    /// - on a server whose tag survives a same-size rewrite within the same second (WsgiDAV),
+    ///   an item written less than ``sameSecondMargin`` ago is deferred too, so no two writes
+    ///   land in the same second and every write changes the tag the other devices compare;
+    /// - a strong tag is then sent in `If-Match`; only an item without any tag is written
+    ///   unconditionally, right after the re-check (the agent refuses servers without tags, so
+    ///   this is a single missing tag).
     func writeCondition(for remote: RemoteItem?, at path: RemotePath) async throws(SyncStepError) -> RemoteWriteCondition {
         guard let remote else { return .mustNotExist }
-        if let tag = remote.tag, !tag.isWeak { return .mustMatch(tag) }
+        let capabilities = await store.capabilities
+        if capabilities.isSafeForConditionalWrites, let tag = remote.tag, !tag.isWeak { return .mustMatch(tag) }
         let store = self.store
         let now = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in try await store.item(at: path) }
-        guard let now, now.tag == remote.tag, now.size == remote.size, now.modified == remote.modified else {
+        guard let now, now.tag?.value == remote.tag?.value, now.size == remote.size, now.modified == remote.modified else {
             throw .remote(.preconditionFailed(path))
         }
-        return .unconditional
+        if !capabilities.tagChangesOnEveryWrite, let modified = now.modified,
+           Date().timeIntervalSince(modified) < Self.sameSecondMargin {
+            throw .deferred(path: path.description, reason: "written on the server less than 2 s ago; its tag could "
+                + "hide a same-size rewrite (safe mode)")
+        }
+        guard let tag = now.tag else { return .unconditional }
+        guard !tag.isWeak else {
+            throw .deferred(path: path.description, reason: "its tag is still weak (safe mode waits until it is strong)")
+        }
+        return .mustMatch(tag)
     }
+
+    /// How long after an item's last write (by its server time) safe mode waits before writing
+    /// it again on a server whose tag does not change with a same-size rewrite in the same second.
+    /// Two seconds cover the whole-second rounding of the tag and a small clock difference.
+    static let sameSecondMargin: TimeInterval = 2
 
     /// Streams the server's file to a temporary file in the agent's folder and flushes it;
     /// returns the file and the tag of its bytes.

@@ -53,12 +53,16 @@ public enum SyncStepError: Error, Sendable, CustomStringConvertible {
     case local(path: String, reason: String)
     /// The journal could not be written.
     case journal(JournalError)
+    /// Not done in this pass, on purpose (safe mode waits for a strong tag or for the item's
+    /// last write to be old enough): the next pass plans it again. Not shown as an error.
+    case deferred(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .remote(let error): error.description
         case .local(let path, let reason): "\(path): \(reason)"
         case .journal(let error): error.description
+        case .deferred(let path, let reason): "\(path): deferred: \(reason)"
         }
     }
 

@@ -80,9 +80,13 @@ public struct RemoteCapabilities: Sendable, Hashable, Codable {
     public var hasFileIDs: Bool
     /// `PUT` answers carry the new tag.
     public var tagInWriteResponse: Bool
+    /// Listings carry a tag (`getetag`) for files. Without tags nothing on the server can be seen
+    /// to change, and the agent refuses the server.
+    public var hasTags: Bool
 
     public init(honoursConditions: Bool, strongTagsImmediately: Bool, tagChangesOnEveryWrite: Bool,
-                folderTagsPropagate: Bool, hasFileIDs: Bool, tagInWriteResponse: Bool) {
+                folderTagsPropagate: Bool, hasFileIDs: Bool, tagInWriteResponse: Bool, hasTags: Bool = true) {
+        self.hasTags = hasTags
         self.honoursConditions = honoursConditions
         self.strongTagsImmediately = strongTagsImmediately
         self.tagChangesOnEveryWrite = tagChangesOnEveryWrite
@@ -94,7 +98,7 @@ public struct RemoteCapabilities: Sendable, Hashable, Codable {
     /// Nothing assumed: what a store reports before it was probed.
     public static let unknown = RemoteCapabilities(honoursConditions: false, strongTagsImmediately: false,
                                                    tagChangesOnEveryWrite: false, folderTagsPropagate: false,
-                                                   hasFileIDs: false, tagInWriteResponse: false)
+                                                   hasFileIDs: false, tagInWriteResponse: false, hasTags: false)
 
     /// Whether writes can rely on the server alone for "no lost update" (conditions honoured,
     /// tags strong and changed by every write). Otherwise the agent runs in safe mode.

@@ -65,6 +65,7 @@ extension WebDAVStore {
         let tagInWriteResponse = created != nil
         guard let first = try await item(at: file) else { throw .notFound(file) }
         var allStrong = first.tag.map { !$0.isWeak } ?? false
+        let hasTags = first.tag != nil
         var hasFileIDs = first.fileID != nil
 
         // 4. Same-size rewrites.
@@ -104,7 +105,7 @@ extension WebDAVStore {
 
         return RemoteCapabilities(honoursConditions: honours, strongTagsImmediately: allStrong,
                                   tagChangesOnEveryWrite: everyWriteChanges, folderTagsPropagate: folderTagsPropagate,
-                                  hasFileIDs: hasFileIDs, tagInWriteResponse: tagInWriteResponse)
+                                  hasFileIDs: hasFileIDs, tagInWriteResponse: tagInWriteResponse, hasTags: hasTags)
     }
 }
 
