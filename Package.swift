@@ -54,6 +54,10 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "clouddocsd", dependencies: ["SyncAgent"], exclude: ["clouddocsd.service"], swiftSettings: strict),
 
+        // Private servers on 127.0.0.1 (Apache mod_dav, WsgiDAV, rclone serve) for the tests, the
+        // sync benchmark and the sync demo. Package-internal: not a product.
+        .target(name: "LocalServers", dependencies: ["CSystemShim"], swiftSettings: strict),
+
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
@@ -88,7 +92,7 @@ let package = Package(
         // MARK: Tests
         .executableTarget(name: "CoordinationTestHelper", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "TestSupport", "CSystemShim"],
                           path: "Tests/CoordinationTestHelper", swiftSettings: strict),
-        .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport", "CSystemShim"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["FileCoordination", "SystemSupport", "CSystemShim", "LocalServers"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "FileCoordinationTests",
                     dependencies: ["FileCoordination", "CloudDocuments", "SystemSupport", "TestSupport", "CoordinationTestHelper"],
                     swiftSettings: strict),

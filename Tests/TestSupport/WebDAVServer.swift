@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import Glibc
 
 /// A real WebDAV server started by a test on `127.0.0.1` at a free port, serving a fresh folder of
@@ -16,7 +17,7 @@ import Glibc
 ///
 /// Ready when it answers an HTTP request (polled; no fixed sleep). ``stop()`` ends exactly the
 /// processes it started (SIGTERM to the server's own process group — the server and the workers it
-/// forked — SIGKILL after a grace period; see ``WebDAVServerProcess``) and ``with(_:_:)`` removes
+/// forked — SIGKILL after a grace period; see ``SpawnedServer``) and ``with(_:_:)`` removes
 /// the scratch folder afterwards.
 public final class WebDAVServer: Sendable {
     public enum Kind: Sendable, CustomStringConvertible {
@@ -51,7 +52,7 @@ public final class WebDAVServer: Sendable {
     public var dataURL: URL { workURL.appendingPathComponent("data", isDirectory: true) }
     /// `http://127.0.0.1:PORT/`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
-    private let process: WebDAVServerProcess
+    private let process: SpawnedServer
 
     /// The flag file whose existence makes Apache answer 503.
     private var unavailableFlagURL: URL { workURL.appendingPathComponent("unavailable") }
@@ -71,7 +72,7 @@ public final class WebDAVServer: Sendable {
             try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
             port = try LoopbackHTTP.freePorts(1)[0]
             let (arguments, environment) = try Self.prepare(kind, work: work, data: data, port: port)
-            process = try WebDAVServerProcess(executable: executable, arguments: arguments, environment: environment,
+            process = try SpawnedServer(executable: executable, arguments: arguments, environment: environment,
                                               logURL: work.appendingPathComponent("server.log"))
         } catch {
             Scratch.removeTree(work.path)

@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// A server program started for ``WebDAVServer``, spawned with `posix_spawn` in a process group of
+/// A server program (Apache, WsgiDAV, `rclone serve`) started for the tests' `WebDAVServer`, the
+/// `sync-benchmark` and the `sync-demo`, spawned with `posix_spawn` in a process group of
 /// its own, with an empty signal mask and default signal handlers (a test runner's worker thread
 /// blocks SIGTERM, and a child inherits that: Apache and Python would then ignore SIGTERM), its
 /// output appended to a log file, and no other descriptor of the test process.
@@ -11,19 +12,21 @@ import Synchronization
 /// ``stop()`` sends SIGTERM to that process group only (the server and the workers it forked, no
 /// other process), waits up to 10 s for the server to exit, then SIGKILLs the group; it reaps the
 /// server itself with `waitpid` on its PID.
-final class WebDAVServerProcess: Sendable {
-    let pid: pid_t
-    let logURL: URL
+package final class SpawnedServer: Sendable {
+    package let pid: pid_t
+    package let logURL: URL
     /// Whether the server was reaped.
     private let reaped = Mutex(false)
     /// Whether ``stop()`` ran (its process-group kills are never repeated: the group's number could
     /// be reused once all its members are gone).
     private let stopped = Mutex(false)
 
-    init(executable: URL, arguments: [String], environment: [String: String], logURL: URL) throws {
+    /// Starts `executable` with `arguments` and this process's environment plus `environment`.
+    /// - Throws: ``LocalServerError`` when the log cannot be opened or the spawn fails.
+    package init(executable: URL, arguments: [String], environment: [String: String], logURL: URL) throws(LocalServerError) {
         self.logURL = logURL
         let log = open(logURL.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard log >= 0 else { throw FixtureFailure(description: "open \(logURL.path): errno \(errno)") }
+        guard log >= 0 else { throw LocalServerError( "open \(logURL.path): errno \(errno)") }
         defer { close(log) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -55,12 +58,12 @@ final class WebDAVServerProcess: Sendable {
         }
         var child: pid_t = 0
         let status = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw FixtureFailure(description: "posix_spawn \(executable.path): errno \(status)") }
+        guard status == 0 else { throw LocalServerError( "posix_spawn \(executable.path): errno \(status)") }
         pid = child
     }
 
     /// Whether the server has not exited (reaps it when it has).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         reaped.withLock { reaped in
             guard !reaped else { return false }
             var status: Int32 = 0
@@ -70,7 +73,7 @@ final class WebDAVServerProcess: Sendable {
     }
 
     /// Stops the server and its workers (its process group). Idempotent; bounded: SIGKILL after 10 s.
-    func stop() {
+    package func stop() {
         guard stopped.withLock({ stopped in
             defer { stopped = true }
             return !stopped
@@ -81,7 +84,7 @@ final class WebDAVServerProcess: Sendable {
         }
         kill(-pid, SIGTERM)
         // A grace period for a clean exit, not a synchronisation: SIGKILL ends it anyway.
-        if !Polling.holds(within: .seconds(10), interval: .milliseconds(10), { !isRunning }) {
+        if !Self.holds(within: .seconds(10), { !isRunning }) {
             kill(-pid, SIGKILL)
             reaped.withLock { reaped in
                 guard !reaped else { return }
@@ -95,8 +98,18 @@ final class WebDAVServerProcess: Sendable {
 
     deinit { stop() }
 
+    /// Checks `condition` every 10 ms until it holds (true) or `timeout` passes (false).
+    private static func holds(within timeout: Duration, _ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
     /// The last `lines` lines of the log.
-    func logTail(_ lines: Int = 15) -> String {
+    package func logTail(_ lines: Int = 15) -> String {
         let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
         return "--- \(logURL.path), last lines:\n"
             + text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")

@@ -1,24 +1,24 @@
 import Foundation
 import Glibc
 
-/// The configuration of the private Apache of ``WebDAVServer`` (as `../shared/peers/webdav-apache.sh`
-/// writes it, plus the 503 switch).
-enum WebDAVApacheConfig {
-    static let moduleDirectory = "/usr/lib/apache2/modules"
+/// The configuration of a private Apache mod_dav server on 127.0.0.1 (own ServerRoot, PidFile, logs
+/// and lock database; the 503 switch: a flag file `WORK/unavailable`).
+package enum WebDAVApacheConfig {
+    package static let moduleDirectory = "/usr/lib/apache2/modules"
     /// The user Apache's workers run as when the tests run as root (Apache refuses root).
-    static let workerUser = "www-data"
+    package static let workerUser = "www-data"
 
     /// Writes `httpd.conf` (and the folders it names) into `work`; returns its URL. As root, `data`
     /// and the lock folder are given to ``workerUser`` and `work` is made traversable, so the
     /// workers can serve, lock and test the 503 flag file.
-    static func write(work: URL, data: URL, port: UInt16, fileETag: String) throws -> URL {
+    package static func write(work: URL, data: URL, port: UInt16, fileETag: String) throws -> URL {
         for name in ["run", "lock", "logs"] {
             try FileManager.default.createDirectory(at: work.appendingPathComponent(name), withIntermediateDirectories: true)
         }
         var userLines = ""
         if geteuid() == 0 {
             guard let entry = getpwnam(workerUser) else {
-                throw FixtureFailure(description: "the user \(workerUser) Apache's workers run as does not exist")
+                throw LocalServerError( "the user \(workerUser) Apache's workers run as does not exist")
             }
             let (uid, gid) = (entry.pointee.pw_uid, entry.pointee.pw_gid)
             userLines = "User \(workerUser)\nGroup #\(gid)"
@@ -77,7 +77,7 @@ enum WebDAVApacheConfig {
 
     /// `chown -R` with plain C calls (nothing here follows symlinks: `lchown`).
     private static func chownTree(_ path: String, _ uid: uid_t, _ gid: gid_t) throws {
-        guard lchown(path, uid, gid) == 0 else { throw FixtureFailure(description: "chown \(path): errno \(errno)") }
+        guard lchown(path, uid, gid) == 0 else { throw LocalServerError( "chown \(path): errno \(errno)") }
         guard let enumerator = FileManager.default.enumerator(atPath: path) else { return }
         while let relative = enumerator.nextObject() as? String {
             lchown(path + "/" + relative, uid, gid)
@@ -85,9 +85,9 @@ enum WebDAVApacheConfig {
     }
 }
 
-/// The configuration of the WsgiDAV of ``WebDAVServer`` (as `../shared/peers/webdav-wsgidav.sh`).
-enum WebDAVWsgiDAVConfig {
-    static func text(data: URL, port: UInt16) -> String {
+/// The configuration of a private WsgiDAV on 127.0.0.1 (anonymous read/write, locks, properties).
+package enum WebDAVWsgiDAVConfig {
+    package static func text(data: URL, port: UInt16) -> String {
         """
         host: 127.0.0.1
         port: \(port)
