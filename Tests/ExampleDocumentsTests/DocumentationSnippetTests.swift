@@ -12,7 +12,7 @@ struct DocumentationSnippetTests {
 
     static let documents = ["README.md", "Docs/Architecture.md", "Docs/Coordination.md", "Docs/Documents.md", "Docs/FoundationCompatibility.md",
                             "Docs/GettingStarted.md", "Docs/KeyValueStore.md", "Docs/MetadataQuery.md",
-                            "Docs/Performance.md", "Docs/RemotePresenters.md", "Docs/Ubiquity.md", "Docs/Versions.md"]
+                            "Docs/Performance.md", "Docs/RemotePresenters.md", "Docs/SyncAgent.md", "Docs/Ubiquity.md", "Docs/Versions.md"]
 
     /// The compiler of the toolchain that runs these tests (always installed with it).
     static let swiftc = RequiredTool(command: "swiftc", debianPackage: "swiftlang",

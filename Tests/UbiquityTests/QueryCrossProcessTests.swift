@@ -62,7 +62,14 @@ import TestSupport
         try Data("new".utf8).write(to: documents.appending(path: "second.txt"), options: .atomic)
         #expect(ls.readLine() == "+ second.txt")
         #expect(rename(documents.appending(path: "second.txt").path, documents.appending(path: "Notes/moved.txt").path) == 0)
-        #expect(ls.readLine() == "~ Notes/moved.txt (was second.txt)")
+        // A rename is one change of the same item — unless the machine is so loaded that the
+        // rename's second half is read after the hold ended (Docs/MetadataQuery.md: then the item
+        // left and another came), which the query tests with a held-back second half cover exactly.
+        let renamed = ls.readLine()
+        if renamed != "~ Notes/moved.txt (was second.txt)" {
+            let pair = Set([renamed, ls.readLine()])
+            #expect(pair == ["+ Notes/moved.txt", "- second.txt"], "\(pair)")
+        }
         #expect(unlink(documents.appending(path: "first.txt").path) == 0)
         #expect(ls.readLine() == "- first.txt")
         ls.waitForExit()
