@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(name: "clouddocs", dependencies: ["Ubiquity"],
                           path: "Examples/clouddocs", swiftSettings: strict),
         // Two devices syncing through a local Apache WebDAV server with two clouddocsd agents.
-        .executableTarget(name: "sync-demo", dependencies: ["SyncAgent", "ExampleDocuments"],
+        .executableTarget(name: "sync-demo", dependencies: ["SyncAgent", "ExampleDocuments", "LocalServers"],
                           path: "Examples/sync-demo", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
@@ -107,7 +107,7 @@ let package = Package(
                     dependencies: ["Ubiquity", "FoundationCompatibility", "SystemSupport", "TestSupport", "UbiquityTestHelper", "clouddocs"],
                     swiftSettings: strict),
         .testTarget(name: "SyncAgentTests",
-                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd", "clouddocs",
+                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd", "clouddocs", "sync-demo",
                                    "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],

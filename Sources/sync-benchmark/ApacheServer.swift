@@ -7,7 +7,7 @@ import Glibc
 /// `FileETag Digest` (strong tags), no body size limit, in the foreground in a process group of its
 /// own. As root, its workers run as `www-data`, who owns the served folder.
 ///
-/// The access log has one line per request (`METHOD PATH STATUS`), for counting the requests of a poll.
+/// The access log has one line per request (`METHOD PATH STATUS depth=DEPTH`), for counting the requests of a poll.
 final class ApacheServer {
     static let executable = "/usr/sbin/apache2"
     static let modules = "/usr/lib/apache2/modules"
@@ -64,7 +64,7 @@ final class ApacheServer {
             ThreadsPerChild 16
             MaxRequestWorkers 32
             LimitRequestBody 0
-            LogFormat "%m %U %>s" bench
+            LogFormat "%m %U %>s depth=%{Depth}i" bench
             CustomLog "\(work.path)/logs/access.log" bench
             DavLockDB "\(work.path)/lock/DavLock"
             FileETag Digest
@@ -89,15 +89,13 @@ final class ApacheServer {
         let port = port, process = process
         do {
             try waitUntil("Apache accepting connections on port \(port)", timeout: 10, details: { process.logTail() }) {
+                () throws(BenchmarkError) -> Bool in
                 guard process.isRunning else { throw BenchmarkError("Apache exited at start\n\(process.logTail())") }
                 return Self.accepts(port)
             }
-        } catch let error as BenchmarkError {
-            process.stop()
-            throw error
         } catch {
             process.stop()
-            throw BenchmarkError("\(error)")
+            throw error
         }
     }
 
@@ -115,7 +113,7 @@ final class ApacheServer {
     /// The number of lines in the access log (requests answered so far).
     func requestCount() -> Int { accessLines().count }
 
-    /// The access log's lines (`METHOD PATH STATUS`).
+    /// The access log's lines (`METHOD PATH STATUS depth=DEPTH`).
     func accessLines() -> [Substring] {
         guard let text = try? String(contentsOf: accessLog, encoding: .utf8) else { return [] }
         return text.split(separator: "\n")

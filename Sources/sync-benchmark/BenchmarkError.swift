@@ -11,7 +11,7 @@ struct BenchmarkError: Error, CustomStringConvertible {
 /// Waits until `condition` holds, checking every `interval` seconds, for at most `timeout`
 /// seconds; throws saying what did not happen (with `details()`) when it did not.
 func waitUntil(_ what: String, timeout: Double, interval: Double = 0.01, details: () -> String = { "" },
-               _ condition: () throws -> Bool) throws {
+               _ condition: () throws(BenchmarkError) -> Bool) throws(BenchmarkError) {
     let deadline = Measure.now() + UInt64(timeout * 1e9)
     while true {
         if try condition() { return }

@@ -85,7 +85,7 @@ final class SpawnedProcess {
     func statusValueKiB(_ key: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
-            return Int(line.dropFirst(key.count + 1).split(separator: " ").first ?? "")
+            return Int(line.dropFirst(key.count + 1).split(whereSeparator: \.isWhitespace).first ?? "")
         }
         return nil
     }

@@ -51,8 +51,11 @@ struct EngineDocumentTests {
         try devices.write("A wrote this", "doc.txt", on: devices.a)
         await devices.sync(devices.a)
         await devices.sync(devices.b)
-        // The download is in place; the document kept its unsaved edit.
+        // The download is in place; the document kept its unsaved edit and is still open (a
+        // download put in place "for replacing" counts as a deletion and would have closed it:
+        // text and change count survive a close, so they alone do not show it).
         #expect(devices.read("doc.txt", on: devices.b) == "A wrote this")
+        #expect(!document.documentState.contains(.closed))
         #expect(document.hasUnsavedChanges)
         #expect(document.text == "B typed this")
         // Its save keeps the downloaded bytes as a conflict version (the no-lost-update rule),

@@ -10,6 +10,8 @@ public struct LocalScan: Sendable {
     /// Symbolic links (never followed, never synced), names that are not UTF-8, and other items
     /// that cannot be synced, with why.
     public var skipped: [(path: String, reason: String)] = []
+    /// How many entries were `lstat`-ed.
+    public var examined = 0
 }
 
 /// Walks a container folder with `lstat` only (no file is opened, no link followed): the cheap
@@ -26,39 +28,13 @@ enum LocalScanner {
         var items: [String: LocalItem] = [:]
         var pending: [String] = [""]
         while let relative = pending.popLast() {
-            let folder = relative.isEmpty ? rootPath : rootPath + "/" + relative
-            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                scan.skipped.append((relative, "cannot be listed: \(Errno.current.message)"))
-                continue
-            }
-            defer { close(descriptor) }
-            guard case .success(let names) = FolderEntries.names(inFolder: descriptor) else {
-                scan.skipped.append((relative, "cannot be listed"))
-                continue
-            }
-            for nameBytes in names {
-                guard let name = String(validating: nameBytes, as: UTF8.self), RemotePath.isValidComponent(name) else {
-                    scan.skipped.append((relative, "a name that is not UTF-8 is not synced"))
-                    continue
-                }
-                if SyncExclusions.excludes(name) { continue }
-                let path = relative.isEmpty ? name : relative + "/" + name
-                var entry = stat()
-                guard fstatat(descriptor, name, &entry, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-                switch entry.st_mode & S_IFMT {
-                case S_IFREG:
-                    items[path] = LocalItem(path: path, isFolder: false, fingerprint: LocalFingerprint(entry))
-                case S_IFDIR:
-                    items[path] = LocalItem(path: path, isFolder: true, fingerprint: LocalFingerprint(entry))
-                    pending.append(path)
-                case S_IFLNK:
-                    scan.skipped.append((path, "a symbolic link is never followed or synced"))
-                default:
-                    scan.skipped.append((path, "not a file or folder"))
-                }
+            guard let listed = entries(of: relative, rootPath: rootPath, skipped: &scan.skipped) else { continue }
+            scan.examined += listed.count
+            for item in listed {
+                items[item.path] = item
+                if item.isFolder { pending.append(item.path) }
                 if items.count >= maximumItems {
-                    scan.skipped.append((path, "more than \(maximumItems) items: the rest is not synced"))
+                    scan.skipped.append((item.path, "more than \(maximumItems) items: the rest is not synced"))
                     scan.items = items
                     return scan
                 }
@@ -66,6 +42,41 @@ enum LocalScanner {
         }
         scan.items = items
         return scan
+    }
+
+    /// The files and folders directly in the container folder `relative` (`""`: the container),
+    /// each `lstat`-ed once; what cannot be synced goes to `skipped`. `nil` when the folder cannot
+    /// be opened (recorded in `skipped` too).
+    static func entries(of relative: String, rootPath: String, skipped: inout [(path: String, reason: String)]) -> [LocalItem]? {
+        let folder = relative.isEmpty ? rootPath : rootPath + "/" + relative
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            skipped.append((relative, "cannot be listed: \(Errno.current.message)"))
+            return nil
+        }
+        defer { close(descriptor) }
+        guard case .success(let names) = FolderEntries.names(inFolder: descriptor) else {
+            skipped.append((relative, "cannot be listed"))
+            return nil
+        }
+        var items: [LocalItem] = []
+        for nameBytes in names {
+            guard let name = String(validating: nameBytes, as: UTF8.self), RemotePath.isValidComponent(name) else {
+                skipped.append((relative, "a name that is not UTF-8 is not synced"))
+                continue
+            }
+            if SyncExclusions.excludes(name) { continue }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            var entry = stat()
+            guard fstatat(descriptor, name, &entry, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            switch entry.st_mode & S_IFMT {
+            case S_IFREG: items.append(LocalItem(path: path, isFolder: false, fingerprint: LocalFingerprint(entry)))
+            case S_IFDIR: items.append(LocalItem(path: path, isFolder: true, fingerprint: LocalFingerprint(entry)))
+            case S_IFLNK: skipped.append((path, "a symbolic link is never followed or synced"))
+            default: skipped.append((path, "not a file or folder"))
+            }
+        }
+        return items
     }
 
     /// The fingerprint of the item at `path` now (`nil` when missing), without following a link.

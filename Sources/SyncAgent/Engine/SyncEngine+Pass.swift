@@ -28,8 +28,15 @@ extension SyncEngine {
         let started = Date()
         statusBox.update { $0.state = .syncing }
         let container = configuration.containerURL
-        let scan = (try? await offThePool { () throws(SyncStepError) -> LocalScan in LocalScanner.scan(container) })
-            ?? LocalScan(items: nil)
+        let pending = changeLog?.take()
+        let before = localState
+        let scanned = try? await offThePool { () throws(SyncStepError) -> (LocalScan, LocalScanState) in
+            var state = before
+            let scan = state.update(container, pending: pending)
+            return (scan, state)
+        }
+        let scan = scanned?.0 ?? LocalScan(items: nil)
+        localState = scanned?.1 ?? LocalScanState()
         let listing: RemoteListing
         do {
             listing = try await listServer()
@@ -183,7 +190,10 @@ extension SyncEngine {
     }
 
     func record(_ entry: JournalEntry) throws(SyncStepError) {
-        do { try journal.put(entry) } catch { throw .journal(error) }
+        // A step touched the item here (or may have): its folder is read again by the next pass
+        // even before the watcher's report of it arrives.
+        changeLog?.markChanged(LocalScanState.parent(of: entry.path))
+        do { try journal.put(entry.remembering(journal.entries[entry.path])) } catch { throw .journal(error) }
     }
 
     private func recordFolder(_ path: String) async throws(SyncStepError) {
@@ -192,6 +202,7 @@ extension SyncEngine {
 
     /// Forgets `path` and everything the journal knows below it.
     func forget(_ path: String) throws(SyncStepError) {
+        changeLog?.markChanged(LocalScanState.parent(of: path))
         let prefix = path + "/"
         do {
             for key in journal.entries.keys where key.hasPrefix(prefix) { try journal.remove(path: key) }

@@ -39,6 +39,11 @@ public actor SyncEngine {
     var cachedListing: RemoteListing?
     /// Local items already reported as not synced (links, names that are not UTF-8).
     var reportedSkips = Set<String>()
+    /// What the change watcher marked (set while ``run()`` runs with a watcher; `nil`: every
+    /// pass scans the whole container).
+    var changeLog: LocalChangeLog?
+    /// The container as the last scan left it (see ``LocalScanState``).
+    var localState = LocalScanState()
     private var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
     private var waiterCounter: UInt64 = 0
     private var wakeRequested = false
@@ -94,10 +99,15 @@ public actor SyncEngine {
     /// ``resume()``, ``approveHeldDeletions()`` or a change in the container (inotify; when no
     /// watch can be set up, polls alone find local changes).
     public func run() async {
-        let watcher = try? LocalChangeWatcher(root: configuration.containerURL) { [weak self] in
+        let log = LocalChangeLog()
+        let watcher = try? LocalChangeWatcher(root: configuration.containerURL, log: log) { [weak self] in
             Task { await self?.syncNow() }
         }
-        defer { watcher?.stop() }
+        if watcher != nil { changeLog = log }
+        defer {
+            watcher?.stop()
+            changeLog = nil
+        }
         while !Task.isCancelled {
             var delay = configuration.pollInterval
             if !isPaused {
@@ -111,11 +121,19 @@ public actor SyncEngine {
                     }
                 } else {
                     consecutiveFailures = 0
+                    // Safe mode deferred a step until a tag turns strong or a write is old
+                    // enough: look again soon rather than a whole poll interval later.
+                    if report.failed.contains(where: { if case .deferred = $0.error { true } else { false } }) {
+                        delay = min(delay, Self.deferredRetry)
+                    }
                 }
             }
             await wait(for: isPaused ? .seconds(3600) : delay)
         }
     }
+
+    /// How soon a pass follows one that deferred a step (safe mode).
+    static let deferredRetry: Duration = .milliseconds(500)
 
     /// The back-off after `failures` transient failures in a row: the initial back-off doubled
     /// per failure up to the maximum, times a random factor in 0.5…1 (so many agents do not retry

@@ -52,7 +52,8 @@ public struct SyncPlanInput: Sendable {
 /// refused (an unmounted disk, not a deletion); more than ``SyncGuards/heldDeletionShare`` of the
 /// items (from ``SyncGuards/heldDeletionShareMinimum`` items on) or more than
 /// ``SyncGuards/heldDeletionMaximum`` items deleted by the server are held; a server whose root
-/// identity changed, or on which most known files carry tags never seen, is a new server:
+/// identity changed, on which most known files carry tags never seen, or on which a file shows
+/// again a tag it had before (a backup put back), is a new server:
 /// nothing is deleted on either side and every file that differs is a conflict.
 public struct SyncPlanner: Sendable {
     public var guards: SyncGuards
@@ -225,6 +226,11 @@ public struct SyncPlanner: Sendable {
             guard let remote = input.remote[entry.path], !remote.isFolder else { continue }
             present += 1
             if !Self.isSame(remote.tag, entry.remoteTag) { unseen += 1 }
+            // A tag the item had before, back again: the server was put back to an older copy.
+            // (A content tag can also come back when someone restores identical older bytes;
+            // treating that pass as a new server costs only that nothing is deleted in it.)
+            if let value = remote.tag?.value, value != entry.remoteTag?.value,
+               entry.previousTags?.contains(value) == true { return true }
         }
         return present >= guards.replacementMinimumItems && unseen * 2 > present
     }

@@ -52,6 +52,25 @@ public struct JournalEntry: Sendable, Hashable, Codable {
     public var fileID: String?
     /// Whether the agent made an unresolved conflict version of it.
     public var state: JournalItemState
+    /// The values of the tags the item had before ``remoteTag`` (newest last, at most
+    /// ``previousTagLimit``): a server showing one of them again was rolled back to an older copy
+    /// (see ``SyncPlanner``). `nil` in journals written before it existed.
+    public var previousTags: [String]?
+
+    /// How many earlier tags an entry keeps.
+    public static let previousTagLimit = 8
+
+    /// `self` recorded over `earlier` (the journal's entry for the same path): the earlier tag
+    /// joins the history when it differs from the new one.
+    func remembering(_ earlier: JournalEntry?) -> JournalEntry {
+        guard let earlier, !earlier.isFolder, !isFolder else { return self }
+        var entry = self
+        var history = earlier.previousTags ?? []
+        if let old = earlier.remoteTag?.value, old != remoteTag?.value { history.append(old) }
+        history.removeAll { $0 == remoteTag?.value }
+        entry.previousTags = history.isEmpty ? nil : Array(history.suffix(Self.previousTagLimit))
+        return entry
+    }
 
     public init(path: String, isFolder: Bool, local: LocalFingerprint?, remoteTag: RemoteTag?,
                 fileID: String? = nil, state: JournalItemState = .synced) {
