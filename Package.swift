@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
-        .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport"],
+        .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport", "LocalServers"],
                           swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport", "BenchmarkSupport"], swiftSettings: strict),
 

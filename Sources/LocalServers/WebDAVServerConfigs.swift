@@ -11,7 +11,13 @@ package enum WebDAVApacheConfig {
     /// Writes `httpd.conf` (and the folders it names) into `work`; returns its URL. As root, `data`
     /// and the lock folder are given to ``workerUser`` and `work` is made traversable, so the
     /// workers can serve, lock and test the 503 flag file.
-    package static func write(work: URL, data: URL, port: UInt16, fileETag: String) throws -> URL {
+    /// The default access-log format: the request and its conditions.
+    package static let conditionsLogFormat = #"%h %t "%r" %>s %b "%{If-Match}i" "%{If-None-Match}i""#
+
+    /// `logFormat` is the access log's format; `extraDirectives` are added to the server's
+    /// configuration (e.g. `LimitRequestBody 0` for large uploads).
+    package static func write(work: URL, data: URL, port: UInt16, fileETag: String,
+                              logFormat: String = conditionsLogFormat, extraDirectives: [String] = []) throws -> URL {
         for name in ["run", "lock", "logs"] {
             try FileManager.default.createDirectory(at: work.appendingPathComponent(name), withIntermediateDirectories: true)
         }
@@ -48,10 +54,11 @@ package enum WebDAVApacheConfig {
             ThreadsPerChild 16
             MaxRequestWorkers 32
             TypesConfig /etc/mime.types
-            LogFormat "%h %t \\"%r\\" %>s %b \\"%{If-Match}i\\" \\"%{If-None-Match}i\\"" dav
+            LogFormat "\(logFormat.replacingOccurrences(of: "\"", with: "\\\""))" dav
             CustomLog "\(work.path)/logs/access.log" dav
             DavLockDB "\(work.path)/lock/DavLock"
             FileETag \(fileETag)
+            \(extraDirectives.joined(separator: "\n"))
             DocumentRoot "\(data.path)"
             # The 503 switch: while the flag file exists, every request is answered 503.
             RewriteEngine On

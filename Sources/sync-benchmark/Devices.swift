@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import Foundation
+import LocalServers
 import Glibc
 import SyncAgent
 
@@ -52,7 +53,7 @@ final class AgentDevice {
     let root: URL
     let identifier: String
     let configuration: URL
-    private(set) var process: SpawnedProcess?
+    private(set) var process: SpawnedServer?
 
     init(root: URL, identifier: String, server: ApacheServer, pollInterval: Double) throws(BenchmarkError) {
         self.root = root
@@ -75,13 +76,18 @@ final class AgentDevice {
     var container: URL { root.appending(path: identifier, directoryHint: .isDirectory) }
 
     /// Starts `clouddocsd` (the one built next to this benchmark, or `executable`).
-    func start(executable: String) throws(BenchmarkError) -> SpawnedProcess {
+    func start(executable: String) throws(BenchmarkError) -> SpawnedServer {
         let environment = ["CLOUDDOCUMENTS_UBIQUITY_CONFIG": configuration.path,
                            "CLOUDDOCUMENTS_UBIQUITY_ROOT": root.path,
                            "CLOUDDOCUMENTS_UBIQUITY_CONTAINERS": identifier,
                            "CLOUDDOCUMENTS_UBIQUITY_PROVIDER": "agent"]
-        let process = try SpawnedProcess(executable: executable, arguments: [], environment: environment,
-                                         logURL: root.deletingLastPathComponent().appending(path: root.lastPathComponent + ".log"))
+        let process: SpawnedServer
+        do {
+            process = try SpawnedServer(executable: URL(fileURLWithPath: executable), arguments: [], environment: environment,
+                                        logURL: root.deletingLastPathComponent().appending(path: root.lastPathComponent + ".log"))
+        } catch {
+            throw BenchmarkError("cannot start \(executable): \(error)")
+        }
         self.process = process
         return process
     }

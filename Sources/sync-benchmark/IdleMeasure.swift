@@ -6,7 +6,7 @@ import Glibc
 /// folders, doing nothing. After it synced everything (set-up: the files were put into the served
 /// folder directly and downloaded by the agent), a window of `--idle-seconds`: its CPU from
 /// `/proc/PID/stat` (user + system), and the requests Apache answered in the window (its access
-/// log) per poll, a poll being counted by the `Depth: 1` listing of the container's root collection.
+/// log) per poll, whole polls only, a poll starting with the `Depth: 1` listing of the container's root collection.
 enum IdleMeasure {
     static func run(_ options: Options, server: ApacheServer, work: URL) throws(BenchmarkError) {
         let identifier = "idle"
@@ -34,15 +34,20 @@ enum IdleMeasure {
         let rssKiB = agent.statusValueKiB("VmRSS") ?? 0
         device.stop()
         let lines = server.accessLines().dropFirst(linesBefore)
-        let rootListings = lines.filter { $0.hasPrefix("PROPFIND /\(identifier)/ ") && $0.hasSuffix("depth=1") }.count
+        // A poll starts with the `Depth: 1` listing of the container's root: the requests from the
+        // first such listing in the window to the last, divided by the polls between, are whole polls.
+        let pollStarts = lines.indices.filter { lines[$0].hasPrefix("PROPFIND /\(identifier)/ ") && lines[$0].hasSuffix("depth=1") }
         let bodies = lines.filter { $0.hasPrefix("GET ") || $0.hasPrefix("PUT ") }.count
-        guard rootListings > 0 else { throw BenchmarkError("no poll in \(window) s (\(lines.count) requests)") }
-        let perPoll = Double(lines.count) / Double(rootListings)
+        guard let first = pollStarts.first, let last = pollStarts.last, pollStarts.count >= 2 else {
+            throw BenchmarkError("fewer than 2 polls in \(window) s (\(lines.count) requests): raise --idle-seconds")
+        }
+        let polls = pollStarts.count - 1
+        let perPoll = Double(last - first) / Double(polls)
         let folders = options.folders + 1
         let cpu = (cpuAfter - cpuBefore) / window * 100
         row("idle, \(options.files) files in \(options.folders) folders: CPU over \(format(window, 0)) s",
             format(cpu, 2) + " % of a core", "–", "–", "≤ 1 %")
-        row("idle: requests per poll (\(rootListings) polls, \(lines.count) requests, \(bodies) GET/PUT)",
+        row("idle: requests per poll (\(polls) whole polls; \(lines.count) requests in the window, \(bodies) GET/PUT)",
             format(perPoll, 1), "\(folders) collections", format(perPoll / Double(folders)), "≤ folders (\(folders))")
         row("  (agent RSS when idle)", format(Double(rssKiB) / 1024, 1) + " MiB", "", "", "")
     }

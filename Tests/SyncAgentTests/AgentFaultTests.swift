@@ -111,7 +111,7 @@ struct AgentFaultTests {
         }
     }
 
-    @Test("most files deleted by another device: held on A, shown by `agent status`, carried out after `approve-deletions`")
+    @Test("most files deleted on B: held on B until approved there, then held on A, shown by `agent status`, carried out after `approve-deletions`")
     func massDeletionIsHeld() async throws {
         try await WebDAVServer.with(.apache(fileETag: "Digest")) { server in
             let devices = try AgentDevices(server: server, label: "agent-fault-held")
@@ -122,7 +122,13 @@ struct AgentFaultTests {
             try await devices.startAgent("B")
             for name in names { try await devices.waitUntil("B", name, holds: "text of \(name)\n") }
             for name in names.prefix(8) { try FileManager.default.removeItem(at: devices.file("B", name)) }
+            // The device that deleted them holds them first: nothing reaches the server unapproved.
+            try await Polling.until("B holds its own deletions", details: devices.details) {
+                devices.status("B")?.heldDeletions.first { !$0.fromServer }?.count == 8
+            }
             let onServer = server.dataURL.appending(path: "\(AgentDevices.container)/Documents")
+            #expect(names.allSatisfy { FileManager.default.fileExists(atPath: onServer.appending(path: $0).path) })
+            #expect(try devices.clouddocs("B", ["agent", "approve-deletions"]).status == 0)
             try await Polling.until("B deleted them on the server", details: devices.details) {
                 names.prefix(8).allSatisfy { !FileManager.default.fileExists(atPath: onServer.appending(path: $0).path) }
             }

@@ -93,13 +93,18 @@ struct EngineTwoDeviceTests {
         #expect(again.plan.steps.isEmpty)
     }
 
-    @Test("a mass deletion from the server is held until approved")
+    @Test("a mass deletion is held on the device that made it, then on the others, each until approved")
     func heldMassDeletion() async throws {
         let devices = try TwoDevices()
         for index in 0..<10 { try devices.write("\(index)", "f\(index).txt", on: devices.a) }
         await devices.sync(devices.a)
         await devices.sync(devices.b)
         for index in 0..<8 { try FileManager.default.removeItem(at: devices.url(devices.a, "f\(index).txt")) }
+        // Held here first: nothing reaches the server until A's user approves.
+        await devices.sync(devices.a)
+        #expect(devices.store.paths.count == 10)
+        #expect(await devices.a.status.heldDeletions.map(\.fromServer) == [false])
+        await devices.a.approveHeldDeletions()
         await devices.sync(devices.a)
         #expect(devices.store.paths.count == 2)
         let held = await devices.sync(devices.b)

@@ -93,4 +93,30 @@ struct AgentFolderTests {
             #expect(try JSONDecoder.agent.decode(AgentRequest.self, from: data) == request)
         }
     }
+
+    @Test("a FIFO where the status file or agent.lock should be is read as none, without blocking")
+    func fifosDoNotBlock() throws {
+        try Scratch.with("agent-fifo") { root in
+            let folder = AgentFolder(root: root)
+            try FileManager.default.createDirectory(at: folder.statusFolder, withIntermediateDirectories: true)
+            #expect(mkfifo(folder.statusFile(for: "com.example.notes").path, 0o600) == 0)
+            #expect(mkfifo(folder.lockFile.path, 0o600) == 0)
+            #expect(folder.status(of: "com.example.notes") == nil)
+            #expect(!folder.isAgentRunning)
+        }
+    }
+
+    @Test("a symbolic link in place of the status file is not followed")
+    func statusSymlinkNotFollowed() throws {
+        try Scratch.with("agent-link") { root in
+            let folder = AgentFolder(root: root)
+            try FileManager.default.createDirectory(at: folder.statusFolder, withIntermediateDirectories: true)
+            let status = ContainerSyncStatus(identifier: "com.example.notes", server: "http://127.0.0.1:1/dav", state: .idle,
+                                             scannedThrough: Date(timeIntervalSince1970: 1_000_000))
+            let elsewhere = root.appending(path: "elsewhere.json")
+            try JSONEncoder.agent.encode(status).write(to: elsewhere)
+            #expect(symlink(elsewhere.path, folder.statusFile(for: "com.example.notes").path) == 0)
+            #expect(folder.status(of: "com.example.notes") == nil)
+        }
+    }
 }

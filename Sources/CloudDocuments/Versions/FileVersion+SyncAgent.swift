@@ -29,3 +29,28 @@ extension FileVersion {
         ItemIdentityAttribute.write(identity, to: PathBytes.path(of: destination))
     }
 }
+
+extension FileVersion {
+    /// Whether the item at `url` may have versions in the store: it carries the store's identity
+    /// attribute, or its path is in `recordedPaths` (``recordedItemPaths()``, read once by the
+    /// caller: asking the store about every item one by one would read every item record each
+    /// time). Any thread.
+    package static func mayHaveStoredVersions(ofItemAt url: URL, recordedPaths: Set<String>) -> Bool {
+        let path = PathBytes.path(of: url.standardizedFileURL)
+        return ItemIdentityAttribute.read(path) != nil || recordedPaths.contains(path)
+    }
+
+    /// The paths the version store last recorded for its items (one read of each item record).
+    /// Any thread.
+    package static func recordedItemPaths() -> Set<String> {
+        VersionStore.standard.recordedItemPaths()
+    }
+}
+
+extension VersionStore {
+    /// Every item's recorded path (one read of each `item.json`).
+    func recordedItemPaths() -> Set<String> {
+        guard let names = try? POSIX.directoryEntries(itemsFolder).names else { return [] }
+        return Set(names.lazy.filter { UUID(uuidString: $0) != nil }.compactMap { self.readItemRecord($0)?.path })
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// The commands `clouddocs agent …` leaves in `ROOT/.clouddocsd/requests/` (``AgentRequest``),
 /// read and removed by the agent. A file that is not a request (garbled, too big, a stray
@@ -19,7 +20,8 @@ struct RequestInbox: Sendable {
             let url = folder.requestsFolder.appending(path: name)
             let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
             let date = attributes?[.modificationDate] as? Date ?? .distantPast
-            let data = (attributes?[.size] as? Int ?? 0) <= Self.maximumRequestSize ? FileManager.default.contents(atPath: url.path) : nil
+            // Never blocks (a FIFO is skipped) and never reads more than the limit plus one byte.
+            let data = readSmallRegularFile(atPath: url.path, limit: Self.maximumRequestSize)
             unlink(url.path)
             if let data, let request = try? JSONDecoder.agent.decode(AgentRequest.self, from: data) {
                 requests.append((date, request))

@@ -1,3 +1,4 @@
+import CSystemShim
 import FileCoordination
 import Foundation
 import Glibc
@@ -10,29 +11,51 @@ enum LocalFiles {
 
     /// Copies the open file `source` to a new file at `destination` (replaced if present).
     static func copy(from source: Int32, to destination: String) throws(SyncStepError) {
-        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard output >= 0 else { throw .local(path: destination, reason: Errno.current.message) }
+        let opened = valueOrErrno { open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+        guard case .success(let output) = opened else { throw .local(path: destination, reason: Self.message(opened)) }
         defer { close(output) }
+        // The cheapest first: a reflink shares the blocks (Btrfs, XFS); then the kernel copies
+        // (`copy_file_range`, no user-space buffer); only then a read/write loop.
+        if cshim_ficlone(output, source) == 0 { return }
+        var inputOffset: Int64 = 0
+        while true {
+            let copied = valueOrErrno { cshim_copy_file_range(source, &inputOffset, output, nil, 1 << 30, 0) }
+            switch copied {
+            case .success(0): return
+            case .success: continue
+            case .failure(let error) where inputOffset == 0 && [EXDEV, EOPNOTSUPP, EINVAL, ENOSYS].contains(error.rawValue):
+                try copyByReading(from: source, to: output, destination: destination)
+                return
+            case .failure(let error):
+                throw .local(path: destination, reason: "copying the item: \(error.message)")
+            }
+        }
+    }
+
+    /// The read/write loop of ``copy(from:to:)``, where the kernel cannot copy.
+    private static func copyByReading(from source: Int32, to output: Int32, destination: String) throws(SyncStepError) {
         var buffer = [UInt8](repeating: 0, count: bufferSize)
         var offset: off_t = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .local(path: destination, reason: "reading the item: \(Errno.current.message)")
-            }
+            let read = buffer.withUnsafeMutableBytes { bytes in valueOrErrno { pread(source, bytes.baseAddress, bytes.count, offset) } }
+            guard case .success(let count) = read else { throw .local(path: destination, reason: "reading the item: \(Self.message(read))") }
             if count == 0 { return }
             var written = 0
             while written < count {
-                let result = buffer.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + written }, count - written) }
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw .local(path: destination, reason: Errno.current.message)
+                let result = buffer.withUnsafeBytes { bytes in
+                    valueOrErrno { write(output, bytes.baseAddress.map { $0 + written }, count - written) }
                 }
-                written += result
+                guard case .success(let done) = result else { throw .local(path: destination, reason: Self.message(result)) }
+                written += done
             }
             offset += off_t(count)
         }
+    }
+
+    /// The message of a failed call's result.
+    private static func message<T>(_ result: Result<T, Errno>) -> String {
+        if case .failure(let error) = result { return error.message }
+        return "failed"
     }
 
     /// Whether the files at `first` and `second` hold the same bytes.

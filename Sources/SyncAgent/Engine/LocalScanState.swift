@@ -11,6 +11,8 @@ import SystemSupport
 struct LocalScanState: Sendable {
     private var items: [String: LocalItem] = [:]
     private var skipped: [String: String] = [:]
+    /// Paths whose state is unknown since the last update (see ``LocalScan/uncertain``).
+    private var uncertain: Set<String> = []
     private var hasScanned = false
     /// Entries `lstat`-ed by the last ``update(_:pending:)`` (for tests and the cost it shows).
     private(set) var lastExamined = 0
@@ -29,9 +31,10 @@ struct LocalScanState: Sendable {
         }
         lastExamined = 0
         lastWasFull = false
+        uncertain = []
         for subtree in pending.subtrees.sorted() where !subtree.isEmpty { rescanSubtree(subtree, rootPath: rootPath) }
         for folder in pending.folders.sorted() { rescanFolder(folder, rootPath: rootPath) }
-        return LocalScan(items: items, skipped: skipped.map { ($0.key, $0.value) })
+        return LocalScan(items: items, skipped: skipped.map { ($0.key, $0.value) }, uncertain: uncertain.sorted())
     }
 
     private mutating func fullScan(_ root: URL) -> LocalScan {
@@ -40,6 +43,7 @@ struct LocalScanState: Sendable {
         lastWasFull = true
         hasScanned = scan.items != nil
         items = scan.items ?? [:]
+        uncertain = Set(scan.uncertain)
         skipped = Dictionary(scan.skipped.map { ($0.path, $0.reason) }, uniquingKeysWith: { first, _ in first })
         return scan
     }
@@ -56,7 +60,9 @@ struct LocalScanState: Sendable {
         for (path, reason) in found { skipped[path] = reason }
         let old = items.keys.filter { Self.parent(of: $0) == folder }
         guard let listed else {
-            for path in old { removeSubtree(path) }
+            // Cannot be read now: what was known below it stays as it was, and nothing there
+            // counts as deleted (the planner plans nothing for it).
+            uncertain.insert(folder)
             return
         }
         let present = Dictionary(listed.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
@@ -89,6 +95,7 @@ struct LocalScanState: Sendable {
     private mutating func walk(_ folder: String, rootPath: String) {
         let scan = LocalScanner.scan(URL(fileURLWithPath: rootPath + "/" + folder, isDirectory: true))
         lastExamined += scan.examined
+        for path in scan.uncertain { uncertain.insert(path.isEmpty ? folder : folder + "/" + path) }
         for (path, item) in scan.items ?? [:] {
             let full = folder + "/" + path
             items[full] = LocalItem(path: full, isFolder: item.isFolder, fingerprint: item.fingerprint)

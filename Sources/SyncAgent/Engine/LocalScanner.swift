@@ -12,6 +12,10 @@ public struct LocalScan: Sendable {
     public var skipped: [(path: String, reason: String)] = []
     /// How many entries were `lstat`-ed.
     public var examined = 0
+    /// Paths whose state here is unknown — a folder that could not be listed, an entry that could
+    /// not be examined, `""` (everything) when the walk was cut: nothing under them is missing
+    /// "because it was deleted", so the planner deletes nothing on the server for them.
+    public var uncertain: [String] = []
 }
 
 /// Walks a container folder with `lstat` only (no file is opened, no link followed): the cheap
@@ -28,13 +32,17 @@ enum LocalScanner {
         var items: [String: LocalItem] = [:]
         var pending: [String] = [""]
         while let relative = pending.popLast() {
-            guard let listed = entries(of: relative, rootPath: rootPath, skipped: &scan.skipped) else { continue }
+            guard let listed = entries(of: relative, rootPath: rootPath, skipped: &scan.skipped) else {
+                scan.uncertain.append(relative)
+                continue
+            }
             scan.examined += listed.count
             for item in listed {
                 items[item.path] = item
                 if item.isFolder { pending.append(item.path) }
                 if items.count >= maximumItems {
                     scan.skipped.append((item.path, "more than \(maximumItems) items: the rest is not synced"))
+                    scan.uncertain = [""]
                     scan.items = items
                     return scan
                 }
@@ -68,7 +76,12 @@ enum LocalScanner {
             if SyncExclusions.excludes(name) { continue }
             let path = relative.isEmpty ? name : relative + "/" + name
             var entry = stat()
-            guard fstatat(descriptor, name, &entry, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            guard fstatat(descriptor, name, &entry, AT_SYMLINK_NOFOLLOW) == 0 else {
+                // Gone since the listing (a deletion the next pass sees), or not examinable now:
+                // either way not "deleted" on this pass's word.
+                skipped.append((path, "cannot be examined: \(Errno.current.message)"))
+                continue
+            }
             switch entry.st_mode & S_IFMT {
             case S_IFREG: items.append(LocalItem(path: path, isFolder: false, fingerprint: LocalFingerprint(entry)))
             case S_IFDIR: items.append(LocalItem(path: path, isFolder: true, fingerprint: LocalFingerprint(entry)))

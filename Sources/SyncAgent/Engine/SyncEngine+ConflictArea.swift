@@ -29,6 +29,9 @@ extension SyncEngine {
     /// left for the next upload.
     func shareLocalConflictVersions(of path: String) async {
         let target = local.url(path)
+        // Most items never had a version: answer that without asking the store about each one.
+        if recordedVersionPaths == nil { recordedVersionPaths = FileVersion.recordedItemPaths() }
+        guard FileVersion.mayHaveStoredVersions(ofItemAt: target, recordedPaths: recordedVersionPaths ?? []) else { return }
         let containerPath = configuration.containerURL.standardizedFileURL.path + "/"
         let known = Set(journal.conflicts.values.compactMap(\.versionID))
         let versions = (try? FileVersion.unresolvedConflictVersionsOfItem(at: target)) ?? []

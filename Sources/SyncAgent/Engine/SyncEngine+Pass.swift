@@ -22,6 +22,7 @@ extension SyncEngine {
     /// waits for the server), it does nothing and says so (``SyncPassReport/didNotRun``).
     public func syncOnce() async -> SyncPassReport {
         var report = SyncPassReport()
+        recordedVersionPaths = nil
         guard !isPaused, !isPassRunning else { report.didNotRun = true; return report }
         isPassRunning = true
         defer { isPassRunning = false }
@@ -51,9 +52,10 @@ extension SyncEngine {
             return report
         }
         reportSkipped(scan.skipped)
-        let input = SyncPlanInput(base: journal.entries, local: scan.items, remote: listing.items,
+        var input = SyncPlanInput(base: journal.entries, local: scan.items, remote: listing.items,
                                   remoteRootFileID: listing.root?.fileID, knownRootFileID: journal.server.rootFileID,
                                   approvedDeletions: approvedDeletions, approvedEmptyRoot: approvedEmptyRoot)
+        input.localUncertain = scan.uncertain
         let plan = planner.plan(input)
         report.plan = plan
         if let refusal = plan.refusal {
@@ -63,14 +65,16 @@ extension SyncEngine {
             return report
         }
         lastRefusalWasEmptyRoot = false
-        lastHeld = plan.heldDeletions
+        lastHeld = plan.heldDeletions + plan.heldLocalDeletions
         if plan.serverReplaced {
             statusBox.record("the server looks replaced or rolled back: synced as a new server "
                 + "(nothing deleted on either side; differing files kept as conflict versions)", path: nil)
         }
         statusBox.update { status in
-            status.heldDeletions = plan.heldDeletions.isEmpty ? []
-                : [HeldDeletion(fromServer: true, count: plan.heldDeletions.count, examples: Array(plan.heldDeletions.prefix(5)))]
+            status.heldDeletions = (plan.heldDeletions.isEmpty ? []
+                : [HeldDeletion(fromServer: true, count: plan.heldDeletions.count, examples: Array(plan.heldDeletions.prefix(5)))])
+                + (plan.heldLocalDeletions.isEmpty ? []
+                : [HeldDeletion(fromServer: false, count: plan.heldLocalDeletions.count, examples: Array(plan.heldLocalDeletions.prefix(5)))])
             status.queued = plan.steps.compactMap { step in step.action.map { QueuedItem(path: step.path, action: $0) } }
             status.queuedCount = status.queued.count
         }

@@ -34,6 +34,8 @@ public actor SyncEngine {
     var lastHeld: [String] = []
     var lastRefusalWasEmptyRoot = false
     var consecutiveFailures = 0
+    /// The version store's recorded item paths, read once per pass (``syncOnce()`` clears it).
+    var recordedVersionPaths: Set<String>?
     /// The last full listing, reused while the root's tag is unchanged on servers whose folder
     /// tags change with anything below them.
     var cachedListing: RemoteListing?

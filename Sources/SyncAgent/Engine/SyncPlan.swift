@@ -80,6 +80,8 @@ public struct SyncPlan: Sendable, Equatable {
     public var steps: [SyncStep] = []
     /// Local deletions the server asked for but the guard holds (container-relative paths).
     public var heldDeletions: [String] = []
+    /// Server deletions of items deleted here that the guard holds (container-relative paths).
+    public var heldLocalDeletions: [String] = []
     /// Why the pass refuses to run (``ContainerSyncState/refused(reason:)``), when it does.
     public var refusal: String?
     /// Whether the server looked replaced or rolled back (then nothing was planned to be

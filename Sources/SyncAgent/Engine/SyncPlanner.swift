@@ -13,6 +13,9 @@ public struct SyncPlanInput: Sendable {
     public var approvedDeletions: Set<String>
     /// Whether the user approved syncing an emptied local root as "everything deleted here".
     public var approvedEmptyRoot: Bool
+    /// Local paths whose state is unknown (``LocalScan/uncertain``; `""`: all): an item under
+    /// one that is missing here was not seen deleted, so nothing is planned for it.
+    public var localUncertain: [String] = []
 
     public init(base: [String: JournalEntry], local: [String: LocalItem]?, remote: [String: RemoteItem],
                 remoteRootFileID: String? = nil, knownRootFileID: String? = nil,
@@ -78,7 +81,7 @@ public struct SyncPlanner: Sendable {
             }
         })
         let paths = Set(input.base.keys).union(local.keys).union(input.remote.keys).subtracting(moved)
-        for path in paths {
+        for path in paths where !(local[path] == nil && Self.isUnder(path, input.localUncertain)) {
             let step = replaced
                 ? stepForNewServer(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
                 : step(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
@@ -93,8 +96,22 @@ public struct SyncPlanner: Sendable {
             let held = Set(deletions)
             steps.removeAll { if case .deleteLocal(let path) = $0 { held.contains(path) } else { false } }
         }
+        // The same guard the other way: a mass deletion found here (a folder emptied by mistake,
+        // a disk half unmounted) waits for approval before it reaches the server.
+        let remoteDeletions = steps.filter { if case .deleteRemote = $0 { true } else { false } }.map(\.path)
+        if isMassDeletion(count: remoteDeletions.count, of: knownItems),
+           !Set(remoteDeletions).isSubset(of: input.approvedDeletions) {
+            plan.heldLocalDeletions = remoteDeletions.sorted()
+            let held = Set(remoteDeletions)
+            steps.removeAll { if case .deleteRemote(let path) = $0 { held.contains(path) } else { false } }
+        }
         plan.steps = Self.ordered(steps)
         return plan
+    }
+
+    /// Whether `path` is one of `prefixes` or inside one (`""` contains everything).
+    static func isUnder(_ path: String, _ prefixes: [String]) -> Bool {
+        prefixes.contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
     }
 
     // MARK: Per item

@@ -104,13 +104,29 @@ public final class SyncJournal {
             guard let payload = try? encoder.encode(record) else { continue }
             data.append(JournalFraming.frame(payload))
         }
-        try POSIXFile.writeAll(data, to: logDescriptor, path: logPath)
-        if flushesAppends, fdatasync(logDescriptor) != 0 {
-            throw JournalError(operation: "flush", path: logPath, errno: .current)
+        let start = lseek(logDescriptor, 0, SEEK_CUR)
+        guard start >= 0 else { throw JournalError(operation: "seek", path: logPath, errno: .current) }
+        do throws(JournalError) {
+            try POSIXFile.writeAll(data, to: logDescriptor, path: logPath)
+            if flushesAppends, fdatasync(logDescriptor) != 0 {
+                throw JournalError(operation: "flush", path: logPath, errno: .current)
+            }
+        } catch {
+            // A write that failed part-way (ENOSPC, EIO) may have left a torn frame: cut the log
+            // back to where this append began, so later appends follow valid frames.
+            rollBackLog(to: start)
+            throw error
         }
         apply(records)
         logRecordCount += records.count
         if logRecordCount > max(1024, entries.count + conflicts.count) { try compact() }
+    }
+
+    /// Cuts the log back to `offset` (the end before a failed append) and seeks there. Best
+    /// effort: if even that fails, loading still stops at the torn frame.
+    private func rollBackLog(to offset: off_t) {
+        _ = ftruncate(logDescriptor, offset)
+        _ = lseek(logDescriptor, offset, SEEK_SET)
     }
 
     // MARK: Compaction

@@ -9,8 +9,10 @@ public struct RemoteTag: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Whether the server marked it weak.
     public let isWeak: Bool
 
-    /// Parses a header or PROPFIND value; `nil` for an empty one.
+    /// Parses a header or PROPFIND value; `nil` for an empty one, or one holding a control
+    /// character (below U+0020, or U+007F: CR or LF would inject header lines into `If-Match`).
     public init?(parsing raw: String) {
+        guard !raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
         var text = raw.trimmingCharacters(in: .whitespaces)
         var weak = false
         if text.hasPrefix("W/") || text.hasPrefix("w/") { weak = true; text.removeFirst(2) }

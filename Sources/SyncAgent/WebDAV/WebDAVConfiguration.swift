@@ -20,18 +20,35 @@ public struct WebDAVConfiguration: Sendable, CustomStringConvertible {
     /// The largest answer body read into memory (PROPFIND listings, error bodies); a larger one fails
     /// with ``RemoteStoreError/malformedResponse(_:)``. File bodies stream and are not bounded by it.
     public var maximumResponseBytes: Int
+    /// The longest a request that is not a file transfer (PROPFIND, MKCOL, DELETE, MOVE, …) may
+    /// take in all, however steadily bytes trickle in; then it fails with
+    /// ``RemoteStoreError/timedOut``. ``requestTimeout`` alone is an idle limit that a server
+    /// sending one byte a minute never reaches.
+    public var exchangeDeadline: TimeInterval
+    /// The longest a file transfer (a `GET` into a file or a `PUT` from one) may take in all; then it
+    /// fails with ``RemoteStoreError/timedOut``. Generous, so slow links still move large files.
+    public var transferDeadline: TimeInterval
+
+    /// The default ``exchangeDeadline``: 5 minutes.
+    public static let defaultExchangeDeadline: TimeInterval = 5 * 60
+    /// The default ``transferDeadline``: 24 hours.
+    public static let defaultTransferDeadline: TimeInterval = 24 * 60 * 60
 
     /// The default ``maximumResponseBytes``: 32 MiB, a listing of roughly 100,000 items.
     public static let defaultMaximumResponseBytes = 32 << 20
 
     public init(baseURL: URL, user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 60,
-                allowsInsecureHTTP: Bool = false, maximumResponseBytes: Int = defaultMaximumResponseBytes) {
+                allowsInsecureHTTP: Bool = false, maximumResponseBytes: Int = defaultMaximumResponseBytes,
+                exchangeDeadline: TimeInterval = defaultExchangeDeadline,
+                transferDeadline: TimeInterval = defaultTransferDeadline) {
         self.baseURL = baseURL
         self.user = user
         self.password = password
         self.requestTimeout = requestTimeout
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.maximumResponseBytes = maximumResponseBytes
+        self.exchangeDeadline = exchangeDeadline
+        self.transferDeadline = transferDeadline
     }
 
     /// The base URL without user, password, query or fragment, for messages.
@@ -48,11 +65,12 @@ public struct WebDAVConfiguration: Sendable, CustomStringConvertible {
         "WebDAV \(displayURL)" + (user.map { " as \($0)" } ?? "")
     }
 
-    /// Whether `host` is a loopback address: `localhost`, `127.0.0.0/8` or `::1`.
+    /// Whether `host` is a literal loopback address: `127.0.0.0/8` or `::1`. The name `localhost`
+    /// is not accepted: `/etc/hosts` or DNS may map it to another machine, and plain `http` there
+    /// would send credentials across the network.
     public static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" { return true }
         if name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
         let octets = name.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4 else { return false }

@@ -21,6 +21,10 @@ final class WebDAVExchange: Sendable {
         case memory(limit: Int)
         /// Streamed into the local file (created or truncated when a 2xx answer starts; nothing is
         /// created for another status). The start of an error answer (64 KiB) is kept in memory.
+        /// A 2xx body longer than its `Content-Length`, or than the exchange's `maximumFileBytes`
+        /// (the size the listing gave, when the caller passes it), fails the exchange with
+        /// ``RemoteStoreError/malformedResponse(_:)`` before the excess is written: an endless
+        /// chunked answer cannot fill the disk.
         case file(URL)
     }
 
@@ -40,13 +44,16 @@ final class WebDAVExchange: Sendable {
     let description: String
     private let receiveProgress: (@Sendable (Int64, Int64?) -> Void)?
     private let sendProgress: (@Sendable (Int64, Int64) -> Void)?
+    /// The most bytes a file body may have (`nil`: bounded only by `Content-Length` when given).
+    let maximumFileBytes: Int64?
     /// The largest error body kept while streaming to a file.
     private static let errorBodyLimit = 64 * 1024
     private let state = Mutex(State())
 
     init(sink: Sink, description: String, receiveProgress: (@Sendable (Int64, Int64?) -> Void)? = nil,
-         sendProgress: (@Sendable (Int64, Int64) -> Void)? = nil) {
+         sendProgress: (@Sendable (Int64, Int64) -> Void)? = nil, maximumFileBytes: Int64? = nil) {
         self.sink = sink
+        self.maximumFileBytes = maximumFileBytes
         self.description = description
         self.receiveProgress = receiveProgress
         self.sendProgress = sendProgress
@@ -89,6 +96,9 @@ final class WebDAVExchange: Sendable {
                 }
             case .file(let url):
                 guard (200..<300).contains(http.statusCode) else { return nil }
+                if let expected, let maximum = maximumFileBytes, expected > maximum {
+                    return .malformedResponse("\(description): the answer (\(expected) bytes) is larger than the \(maximum) bytes expected")
+                }
                 let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
                 guard descriptor >= 0 else { return .localFile(url, errno: Errno(rawValue: errno)) }
                 state.descriptor = descriptor
@@ -109,6 +119,13 @@ final class WebDAVExchange: Sendable {
         let failure: RemoteStoreError? = state.withLock { state in
             guard state.finished == nil else { return nil }
             if state.descriptor >= 0, case .file(let url) = sink {
+                let total = state.received + Int64(data.count)
+                if let expected = state.expected, total > expected {
+                    return .malformedResponse("\(description): more bytes than the announced Content-Length of \(expected)")
+                }
+                if let maximum = maximumFileBytes, total > maximum {
+                    return .malformedResponse("\(description): more than the \(maximum) bytes expected")
+                }
                 if let errno = Self.writeAll(data, to: state.descriptor) { return .localFile(url, errno: errno) }
                 state.received += Int64(data.count)
                 progress = (state.received, state.expected)

@@ -41,7 +41,9 @@ public final class WebDAVStore: RemoteStore {
         displayName = configuration.displayURL
         requestTimeout = configuration.requestTimeout
         maximumResponseBytes = max(4096, configuration.maximumResponseBytes)
-        transport = WebDAVTransport(requestTimeout: configuration.requestTimeout)
+        transport = WebDAVTransport(requestTimeout: configuration.requestTimeout,
+                                     exchangeDeadline: configuration.exchangeDeadline,
+                                     transferDeadline: configuration.transferDeadline)
         if let user = configuration.user {
             let credentials = Data((user + ":" + (configuration.password ?? "")).utf8).base64EncodedString()
             authorization = "Basic " + credentials

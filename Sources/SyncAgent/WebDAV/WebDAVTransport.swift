@@ -8,11 +8,23 @@ import Synchronization
 /// credential store; TLS verified as URLSession does by default; redirects not followed, so an
 /// `Authorization` header never goes to another URL) whose delegate routes each task's events to
 /// its ``WebDAVExchange``.
+///
+/// Two limits bound every request: the session's idle timeout (`requestTimeout`: no byte moved for
+/// that long) and an overall deadline per exchange (`exchangeDeadline` for listings and other
+/// small requests, `transferDeadline` for a file streamed in or out), after which the exchange
+/// fails with ``RemoteStoreError/timedOut`` and its task is cancelled, so a server trickling a
+/// byte now and then cannot hold a request forever.
 final class WebDAVTransport: Sendable {
     private let session: URLSession
     private let router: WebDAVTaskRouter
+    private let exchangeDeadline: TimeInterval
+    private let transferDeadline: TimeInterval
 
-    init(requestTimeout: TimeInterval) {
+    init(requestTimeout: TimeInterval,
+         exchangeDeadline: TimeInterval = WebDAVConfiguration.defaultExchangeDeadline,
+         transferDeadline: TimeInterval = WebDAVConfiguration.defaultTransferDeadline) {
+        self.exchangeDeadline = max(exchangeDeadline, 0.001)
+        self.transferDeadline = max(transferDeadline, 0.001)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -20,6 +32,8 @@ final class WebDAVTransport: Sendable {
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = requestTimeout
+        // A backstop only: each exchange has its own deadline (below).
+        configuration.timeoutIntervalForResource = max(self.exchangeDeadline, self.transferDeadline)
         router = WebDAVTaskRouter()
         let queue = OperationQueue()
         queue.name = "clouddocsd.webdav"
@@ -40,7 +54,8 @@ final class WebDAVTransport: Sendable {
     /// Sends `request` and returns the answer (any status). Throws ``RemoteStoreError/timedOut``,
     /// ``RemoteStoreError/transport(_:)``, ``RemoteStoreError/cancelled`` (when the calling task
     /// is cancelled), or what the exchange's sink found (an answer over the limit, a local write
-    /// error).
+    /// error). Fails with ``RemoteStoreError/timedOut`` once the exchange's overall deadline passes
+    /// (``transferDeadline`` when a file is streamed in or out, else ``exchangeDeadline``).
     func send(_ request: URLRequest, body: Body, exchange: WebDAVExchange) async throws(RemoteStoreError) -> WebDAVResponse {
         let task: URLSessionTask
         switch body {
@@ -48,8 +63,19 @@ final class WebDAVTransport: Sendable {
         case .data(let data): task = session.uploadTask(with: request, from: data)
         case .file(let url): task = session.uploadTask(with: request, fromFile: url)
         }
+        var isTransfer = false
+        if case .file = body { isTransfer = true }
+        if case .file = exchange.sink { isTransfer = true }
+        let deadline = isTransfer ? transferDeadline : exchangeDeadline
         router.register(exchange, for: task.taskIdentifier)
         defer { router.unregister(task.taskIdentifier) }
+        // The overall deadline: ends the exchange (the first outcome wins) and cancels the task.
+        let watchdog = Task {
+            guard (try? await Task.sleep(for: .seconds(deadline))) != nil else { return }
+            exchange.finish(.failure(.timedOut))
+            task.cancel()
+        }
+        defer { watchdog.cancel() }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<WebDAVResponse, RemoteStoreError>, Never>) in
                 exchange.attach(continuation)

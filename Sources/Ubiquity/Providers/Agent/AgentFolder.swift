@@ -47,20 +47,19 @@ public struct AgentFolder: Sendable, Hashable {
     public static let maximumStatusSize = 8 << 20
 
     /// The last status the agent published for `identifier`, or `nil` when there is none or it
-    /// cannot be read. Never blocks (a plain read of a small file); any thread.
+    /// cannot be read (also when it is not a regular file: a FIFO there is never opened for a
+    /// blocking read). Never blocks (a bounded read of a small file); any thread.
     public func status(of identifier: String) -> ContainerSyncStatus? {
         let path = statusFile(for: identifier).path
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: Self.maximumStatusSize + 1), data.count <= Self.maximumStatusSize else { return nil }
+        guard let data = readSmallRegularFile(atPath: path, limit: Self.maximumStatusSize) else { return nil }
         return try? JSONDecoder.agent.decode(ContainerSyncStatus.self, from: data)
     }
 
     /// Whether an agent is running for this root: whether some process holds the write lock on
-    /// `agent.lock`. Tests the lock without taking it. Any thread; never blocks.
+    /// `agent.lock`. Tests the lock without taking it. Any thread; never blocks (`agent.lock` is
+    /// opened non-blocking and must be a regular file: anything else reads as "no agent").
     public var isAgentRunning: Bool {
-        let fd = open(lockFile.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard let fd = openRegularFileForReading(lockFile.path) else { return false }
         defer { close(fd) }
         return OFDLock.isContended(.shared, fd: fd, start: 0, length: 1)
     }

@@ -2,27 +2,27 @@ import Foundation
 import Glibc
 
 /// TCP on 127.0.0.1: a free port for the server, and whether a server accepts connections there.
-enum Loopback {
+package enum Loopback {
     /// A port the kernel reports free (bound to port 0, then released).
-    static func freePort() throws(DemoFailure) -> UInt16 {
+    package static func freePort() throws(LocalServerError) -> UInt16 {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw DemoFailure("socket: errno \(errno)") }
+        guard socketFD >= 0 else { throw LocalServerError("socket: errno \(errno)") }
         defer { close(socketFD) }
         var address = address(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw DemoFailure("bind 127.0.0.1:0: errno \(errno)") }
+        guard bound == 0 else { throw LocalServerError("bind 127.0.0.1:0: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
         }
-        guard named == 0 else { throw DemoFailure("getsockname: errno \(errno)") }
+        guard named == 0 else { throw LocalServerError("getsockname: errno \(errno)") }
         return UInt16(bigEndian: address.sin_port)
     }
 
     /// Whether a connection to 127.0.0.1:`port` is accepted.
-    static func accepts(_ port: UInt16) -> Bool {
+    package static func accepts(_ port: UInt16) -> Bool {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { return false }
         defer { close(socketFD) }
