@@ -89,24 +89,27 @@ public struct SyncPlanner: Sendable {
         }
         steps = keepFoldersOfKeptItems(steps)
         var plan = SyncPlan(serverReplaced: replaced)
-        let deletions = steps.filter { if case .deleteLocal = $0 { true } else { false } }.map(\.path)
-        if isMassDeletion(count: deletions.count, of: knownItems),
-           !Set(deletions).isSubset(of: input.approvedDeletions) {
-            plan.heldDeletions = deletions.sorted()
-            let held = Set(deletions)
-            steps.removeAll { if case .deleteLocal(let path) = $0 { held.contains(path) } else { false } }
+        // Mass deletions wait for approval, both ways: those the server asks for here, and those
+        // found here (a folder emptied by mistake, a disk half unmounted) before they reach it.
+        plan.heldDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
+            if case .deleteLocal = $0 { true } else { false }
         }
-        // The same guard the other way: a mass deletion found here (a folder emptied by mistake,
-        // a disk half unmounted) waits for approval before it reaches the server.
-        let remoteDeletions = steps.filter { if case .deleteRemote = $0 { true } else { false } }.map(\.path)
-        if isMassDeletion(count: remoteDeletions.count, of: knownItems),
-           !Set(remoteDeletions).isSubset(of: input.approvedDeletions) {
-            plan.heldLocalDeletions = remoteDeletions.sorted()
-            let held = Set(remoteDeletions)
-            steps.removeAll { if case .deleteRemote(let path) = $0 { held.contains(path) } else { false } }
+        plan.heldLocalDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
+            if case .deleteRemote = $0 { true } else { false }
         }
         plan.steps = Self.ordered(steps)
         return plan
+    }
+
+    /// Removes the deletions `isDeletion` picks from `steps` when they are a mass deletion not
+    /// approved as a whole, and returns their paths (sorted; empty when nothing is held).
+    private func holdMassDeletions(in steps: inout [SyncStep], of knownItems: Int, approved: Set<String>,
+                                   _ isDeletion: (SyncStep) -> Bool) -> [String] {
+        let deletions = steps.filter(isDeletion).map(\.path)
+        guard isMassDeletion(count: deletions.count, of: knownItems), !Set(deletions).isSubset(of: approved) else { return [] }
+        let held = Set(deletions)
+        steps.removeAll { isDeletion($0) && held.contains($0.path) }
+        return deletions.sorted()
     }
 
     /// Whether `path` is one of `prefixes` or inside one (`""` contains everything).
