@@ -37,11 +37,19 @@ enum RemoteLister {
     /// folders included, or deeper paths), and whatever the store's listings throw.
     static func list(_ store: any RemoteStore, limits: Limits = Limits()) async throws(RemoteStoreError) -> RemoteListing {
         var listing = RemoteListing()
-        listing.root = try await store.item(at: .root)
         var count = 0
         var pending: [RemotePath] = [.root]
         while let folder = pending.popLast() {
-            for item in try await store.list(folder) {
+            let children: [RemoteItem]
+            if folder.isRoot {
+                // The root's own entry (its tag and file id) comes with its listing: one request.
+                let root = try await store.listWithFolder(.root)
+                listing.root = root.folder
+                children = root.items
+            } else {
+                children = try await store.list(folder)
+            }
+            for item in children {
                 guard item.path.parent == folder else { continue }
                 try admit(item.path, count: &count, limits)
                 if folder.isRoot, item.path.name == SyncExclusions.conflictArea, item.isFolder {

@@ -35,6 +35,11 @@ public protocol RemoteStore: Sendable {
     /// Throws ``RemoteStoreError/notFound(_:)`` when the folder is missing.
     func list(_ path: RemotePath) async throws(RemoteStoreError) -> [RemoteItem]
 
+    /// The folder at `path` itself and the items directly inside it, from one listing where the
+    /// server allows (a WebDAV `Depth: 1` PROPFIND describes the folder too). Throws
+    /// ``RemoteStoreError/notFound(_:)`` when the folder is missing.
+    func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem])
+
     /// Streams the file at `path` into the local file `destination` (created or truncated; the
     /// caller picks a temporary name and renames it into place). `progress` is called with the
     /// bytes received so far and the expected total (when the server says it).
@@ -58,4 +63,13 @@ public protocol RemoteStore: Sendable {
     /// Moves the item at `source` to `destination`, which must not exist.
     func move(_ source: RemotePath, to destination: RemotePath,
               condition: RemoteWriteCondition) async throws(RemoteStoreError)
+}
+
+extension RemoteStore {
+    /// Two calls: ``item(at:)`` then ``list(_:)``. Stores that can describe a folder and its
+    /// children at once implement it with one.
+    public func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem]) {
+        guard let folder = try await item(at: path), folder.isFolder else { throw .notFound(path) }
+        return (folder, try await list(path))
+    }
 }

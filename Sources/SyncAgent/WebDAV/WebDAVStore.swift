@@ -131,22 +131,27 @@ public final class WebDAVStore: RemoteStore {
     }
 
     public func list(_ path: RemotePath) async throws(RemoteStoreError) -> [RemoteItem] {
+        try await listWithFolder(path).items
+    }
+
+    /// One `Depth: 1` PROPFIND: the folder's own entry and its children's.
+    public func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem]) {
         guard let entries = try await propfind(path, depth: "1", asFolder: true) else { throw .notFound(path) }
         var items: [RemoteItem] = []
-        var sawFolder = false
+        var folder: RemoteItem?
         var seen = Set<RemotePath>()
         for entry in entries {
             let item = try item(from: entry)
             if item.path == path {
                 guard item.isFolder else { throw .notFound(path) }
-                sawFolder = true
+                folder = item
                 continue
             }
             guard item.path.parent == path else { throw .escapingPath(entry.href) }
             if seen.insert(item.path).inserted { items.append(item) }
         }
-        guard sawFolder || !items.isEmpty else { throw .malformedResponse("PROPFIND /\(path) did not describe the folder") }
-        return items.sorted { $0.path < $1.path }
+        guard let folder else { throw .malformedResponse("PROPFIND /\(path) did not describe the folder") }
+        return (folder, items.sorted { $0.path < $1.path })
     }
 
     public func makeFolder(_ path: RemotePath) async throws(RemoteStoreError) {
