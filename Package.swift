@@ -107,7 +107,7 @@ let package = Package(
                     dependencies: ["Ubiquity", "FoundationCompatibility", "SystemSupport", "TestSupport", "UbiquityTestHelper", "clouddocs"],
                     swiftSettings: strict),
         .testTarget(name: "SyncAgentTests",
-                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "clouddocsd", "clouddocs", "sync-demo",
+                    dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "LocalServers", "clouddocsd", "clouddocs", "sync-demo",
                                    "CoordinationTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import Glibc
 import Testing
 import TestSupport
@@ -163,9 +164,11 @@ struct AgentFaultTests {
                 return false
             }
             // The same Apache again: its configuration (port, data folder) is still in its folder.
-            let restarted = try ToolProcess(name: "apache2 again", executable: RequiredTool.apache2.require(),
-                                            arguments: ["-f", server.workURL.appending(path: "httpd.conf").path, "-DFOREGROUND"],
-                                            logURL: server.workURL.appending(path: "restarted.log"))
+            // Spawned as the fixture spawns servers (own process group, default signal handling), so
+            // stopping it stops its workers too.
+            let restarted = try SpawnedServer(executable: RequiredTool.apache2.require(),
+                                              arguments: ["-f", server.workURL.appending(path: "httpd.conf").path, "-DFOREGROUND"],
+                                              environment: [:], logURL: server.workURL.appending(path: "restarted.log"))
             defer { restarted.stop() }
             for device in ["A", "B"] { _ = try devices.clouddocs(device, ["agent", "sync-now"]) }
             try await devices.waitUntil("B", "meanwhile.txt", holds: "made while the server was stopped\n")
@@ -202,9 +205,11 @@ struct AgentFaultTests {
             server.stop()
             try FileManager.default.removeItem(at: server.dataURL)
             try Self.copyKeepingOwners(backup, server.dataURL)
-            let restarted = try ToolProcess(name: "apache2 on the old copy", executable: RequiredTool.apache2.require(),
-                                            arguments: ["-f", server.workURL.appending(path: "httpd.conf").path, "-DFOREGROUND"],
-                                            logURL: server.workURL.appending(path: "restarted.log"))
+            // Spawned as the fixture spawns servers (own process group, default signal handling), so
+            // stopping it stops its workers too.
+            let restarted = try SpawnedServer(executable: RequiredTool.apache2.require(),
+                                              arguments: ["-f", server.workURL.appending(path: "httpd.conf").path, "-DFOREGROUND"],
+                                              environment: [:], logURL: server.workURL.appending(path: "restarted.log"))
             defer { restarted.stop() }
             for device in ["A", "B"] { _ = try devices.clouddocs(device, ["agent", "sync-now"]) }
 
