@@ -12,9 +12,11 @@ extension WebDAVStore {
     ///    `ETag`.
     /// 3. `strongTagsImmediately`: the tag read right after each write is strong every time
     ///    (Apache's default `FileETag MTime Size` marks it weak for about a second).
-    /// 4. `tagChangesOnEveryWrite`: three rewrites of the same size, right after each other, each
-    ///    change the tag (WsgiDAV's tag is path, mtime in whole seconds and size, so one within the
-    ///    same second does not). Three, so one that happens to cross a second boundary cannot hide it.
+    /// 4. `tagChangesOnEveryWrite`: same-size rewrites, right after each other, each change the tag
+    ///    — and at least one pair the server dated within the same second did (WsgiDAV's tag is path,
+    ///    mtime in whole seconds and size, so a rewrite within the same second keeps it, and one
+    ///    across a second boundary proves nothing). Up to eight rewrites are made to find such a pair;
+    ///    without one the answer is `false` (safe mode), never a guess.
     /// 5. `honoursConditions`: `PUT` with `If-None-Match: *` on the existing file, `PUT` with
     ///    `If-Match` of a made-up tag and `DELETE` with that tag must all answer 412 and leave the
     ///    file as it was (`rclone serve webdav` ignores all three).
@@ -68,17 +70,27 @@ extension WebDAVStore {
         let hasTags = first.tag != nil
         var hasFileIDs = first.fileID != nil
 
-        // 4. Same-size rewrites.
-        var previous = first.tag
-        var everyWriteChanges = previous != nil
-        for content in ["probe-B", "probe-C", "probe-D"] {
+        // 4. Same-size rewrites. A tag that survives one is definitive (WsgiDAV). That every
+        // rewrite changes it proves something only for rewrites the server dated within the same
+        // second (a whole-second tag changes across seconds): rewrite until two land in one second,
+        // at most eight times; if none do (a slow or loaded machine), assume the worst — safe mode.
+        var previous = first
+        var sawKeptTag = first.tag == nil
+        var sawChangeWithinASecond = false
+        for content in ["probe-B", "probe-C", "probe-D", "probe-E", "probe-F", "probe-G", "probe-H", "probe-I"] {
             _ = try await upload(try scratch.file(content), to: file, condition: .unconditional, progress: { _, _ in })
-            let current = try await item(at: file)
-            if current?.tag == nil || current?.tag?.value == previous?.value { everyWriteChanges = false }
-            if current?.tag?.isWeak != false { allStrong = false }
-            hasFileIDs = hasFileIDs || current?.fileID != nil
-            previous = current?.tag
+            guard let current = try await item(at: file) else { throw .notFound(file) }
+            if current.tag == nil || current.tag?.value == previous.tag?.value {
+                sawKeptTag = true
+            } else if let before = previous.modified, let now = current.modified, before == now {
+                sawChangeWithinASecond = true
+            }
+            if current.tag?.isWeak != false { allStrong = false }
+            hasFileIDs = hasFileIDs || current.fileID != nil
+            previous = current
+            if sawKeptTag || sawChangeWithinASecond { break }
         }
+        let everyWriteChanges = !sawKeptTag && sawChangeWithinASecond
 
         // 5. Conditions: each must be refused with 412 and leave the file alone.
         let wrongTag = RemoteTag(strong: "\"clouddocsd-probe-no-such-tag\"")
@@ -98,7 +110,7 @@ extension WebDAVStore {
             // As it should be.
         }
         let after = try await item(at: file)
-        if after == nil || after?.size != first.size || (after?.tag?.value != previous?.value && previous != nil) {
+        if after == nil || after?.size != first.size || (after?.tag?.value != previous.tag?.value && previous.tag != nil) {
             // The "refused" writes changed or removed the file anyway.
             honours = false
         }
