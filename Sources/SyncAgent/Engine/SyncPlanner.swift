@@ -63,6 +63,8 @@ public struct SyncPlanner: Sendable {
 
     public init(guards: SyncGuards = SyncGuards()) { self.guards = guards }
 
+    /// The steps of one pass for `input`. Pure and deterministic: never throws, touches nothing;
+    /// a situation it must not act on is a ``SyncPlan/refusal`` or held deletions. Any thread.
     public func plan(_ input: SyncPlanInput) -> SyncPlan {
         guard let local = input.local else {
             return SyncPlan(refusal: "the container folder is missing (an unmounted disk?): nothing is synced until it is back")

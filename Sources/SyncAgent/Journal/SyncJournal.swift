@@ -84,8 +84,12 @@ public final class SyncJournal {
     /// Forgets the item at `path` (and, for a folder, nothing else: callers remove children).
     public func remove(path: String) throws(JournalError) { try append([.remove(path: path)]) }
 
+    /// Records a conflict version shared through the server's conflict area (flushed before it
+    /// returns). Throws ``JournalError`` when the log cannot be written; then nothing was recorded.
     public func putConflict(_ conflict: JournalConflict) throws(JournalError) { try append([.putConflict(conflict)]) }
 
+    /// Forgets a conflict version (flushed before it returns). Throws ``JournalError`` when the log
+    /// cannot be written; then nothing changed.
     public func removeConflict(remotePath: String) throws(JournalError) { try append([.removeConflict(remotePath: remotePath)]) }
 
     public func setServer(_ identity: JournalServerIdentity) throws(JournalError) { try append([.server(identity)]) }
