@@ -37,6 +37,7 @@ final class RequestWatcher: Sendable {
         }
 
         func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+            loop.assertInLoop()
             if events.contains(where: { $0.name.hasSuffix(".request") || $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }) { arrived() }
         }
     }

@@ -64,6 +64,7 @@ final class LocalChangeWatcher: Sendable {
         func inotifyLoopDeadline(_ loop: InotifyLoop) -> ContinuousClock.Instant? { deadline }
 
         func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+            loop.assertInLoop()
             var relevant = false
             for event in events {
                 if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { log.markOverflow(); relevant = true; continue }
