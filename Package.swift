@@ -30,6 +30,9 @@ let package = Package(
         .executable(name: "coordination-soak", targets: ["coordination-soak"]),
         .executable(name: "sync-benchmark", targets: ["sync-benchmark"]),
         .executable(name: "sync-demo", targets: ["sync-demo"]),
+        .library(name: "ManagedDocuments", targets: ["ManagedDocuments"]),
+        .executable(name: "todo", targets: ["todo"]),
+        .executable(name: "managed-document-benchmark", targets: ["managed-document-benchmark"]),
     ],
     targets: [
         // MARK: Library
@@ -58,6 +61,14 @@ let package = Package(
         // sync benchmark and the sync demo. Package-internal: not a product.
         .target(name: "LocalServers", dependencies: ["CSystemShim"], swiftSettings: strict),
 
+        // The system SQLite (every Swift-on-Linux install links it; headers from libsqlite3-dev).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        // ManagedDocument (UIManagedDocument): a local SQLite record store whose change logs merge
+        // record by record through the ubiquity container's data scope.
+        .target(name: "ManagedDocuments", dependencies: ["CloudDocuments", "Ubiquity", "CSQLite", "SystemSupport"],
+                swiftSettings: strict),
+
         // MARK: Examples
         .systemLibrary(name: "CZlib", path: "Examples/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
@@ -75,6 +86,10 @@ let package = Package(
         .executableTarget(name: "sync-demo", dependencies: ["SyncAgent", "ExampleDocuments", "LocalServers"],
                           path: "Examples/sync-demo", swiftSettings: strict),
 
+        // The book's to-do list on a ManagedDocument, shared by two devices through a synced folder.
+        .executableTarget(name: "todo", dependencies: ["ManagedDocuments"],
+                          path: "Examples/todo", swiftSettings: strict),
+
         // MARK: Benchmarks (run with `swift run -c release <name>`)
         .executableTarget(name: "coordination-benchmark", dependencies: ["FileCoordination", "BenchmarkSupport"],
                           swiftSettings: strict),
@@ -87,6 +102,7 @@ let package = Package(
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
         .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport", "LocalServers"],
                           swiftSettings: strict),
+        .executableTarget(name: "managed-document-benchmark", dependencies: ["ManagedDocuments", "CSQLite"], swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport", "BenchmarkSupport"], swiftSettings: strict),
 
         // MARK: Tests
@@ -112,5 +128,10 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
+        .executableTarget(name: "ManagedDocumentTestHelper", dependencies: ["ManagedDocuments"],
+                          path: "Tests/ManagedDocumentTestHelper", swiftSettings: strict),
+        .testTarget(name: "ManagedDocumentTests",
+                    dependencies: ["ManagedDocuments", "Ubiquity", "CloudDocuments", "TestSupport", "todo", "ManagedDocumentTestHelper"],
+                    swiftSettings: strict),
     ]
 )

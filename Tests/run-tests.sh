@@ -2,6 +2,7 @@
 # The test command (README, "Set up"; .ci/run calls it too). Installs what the tests need and is
 # missing, then runs `swift test` with the arguments given (e.g. `Tests/run-tests.sh --filter Syncthing`):
 #   zlib1g-dev  headers of the system zlib (the example PNG codec links it)
+#   libsqlite3-dev  headers of the system SQLite (ManagedDocuments' local record store links it)
 #   syncthing   the tests with two real linked Syncthing instances (SyncthingConflictTests)
 #   rclone      the tests with real `rclone bisync` runs (RcloneBisyncConflictTests) and
 #               `rclone serve webdav` (WebDAVProbeTests)
@@ -17,6 +18,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+[ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 command -v syncthing >/dev/null 2>&1 || missing+=(syncthing)
 command -v rclone >/dev/null 2>&1 || missing+=(rclone)
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)

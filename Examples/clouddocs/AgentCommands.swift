@@ -49,9 +49,13 @@ enum AgentCommands {
             FileHandle.standardError.write(Data("clouddocs: no agent runs for \(root.path) (start it: systemctl --user start clouddocsd)\n".utf8))
             return 1
         }
-        let request = AgentRequest(command: kind, container: arguments.first)
-        try folder.send(request)
         let identifiers = arguments.first.map { [$0] } ?? configuration.containerIdentifiers
+        // Approval applies to the deletions held now, as `agent status` shows them — not to a
+        // set the agent may hold by the time it reads the request.
+        let shownSets = kind == .approveDeletions
+            ? identifiers.flatMap { folder.status(of: $0)?.heldDeletions.compactMap(\.setID) ?? [] } : nil
+        let request = AgentRequest(command: kind, container: arguments.first, deletionSetIDs: shownSets)
+        try folder.send(request)
         let deadline = ContinuousClock.now + confirmationWait
         while ContinuousClock.now < deadline {
             if identifiers.allSatisfy({ folder.status(of: $0)?.handledRequests.contains(request.id) == true }) {
@@ -103,7 +107,8 @@ enum AgentCommands {
             for path in status.conflicted { lines.append("  conflict: \(path)") }
             for held in status.heldDeletions {
                 lines.append("  held: \(held.count) deletions \(held.fromServer ? "from the server" : "made here")"
-                             + " (approve: clouddocs agent approve-deletions \(identifier)) e.g. \(held.examples.prefix(3).joined(separator: ", "))")
+                             + " (approve: clouddocs agent approve-deletions \(identifier))"
+                             + (held.setID.map { " [set \($0)]" } ?? "") + " e.g. \(held.examples.prefix(3).joined(separator: ", "))")
             }
             for error in status.lastErrors.suffix(5) {
                 lines.append("  error \(error.date.formatted(.iso8601))\(error.path.map { " \($0)" } ?? ""): \(error.message)")

@@ -104,7 +104,10 @@ enum ContainerCommands {
     }
 
     private static func printStatus(of url: URL, account: UbiquityAccount) throws {
-        guard FileManager.default.fileExists(atPath: url.path) else { throw UbiquityError.itemNotFound(path: url.path) }
+        // An evicted item (only its placeholder here) has a status too: not downloaded.
+        guard FileManager.default.fileExists(atPath: url.path) || account.isUbiquitousItem(at: url) else {
+            throw UbiquityError.itemNotFound(path: url.path)
+        }
         guard let container = account.containerOfItem(at: url) else {
             // Outside every container there is no cloud status to report, only that.
             printLine("ubiquitous: false")

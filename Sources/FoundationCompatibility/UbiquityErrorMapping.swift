@@ -27,6 +27,9 @@ internal import Ubiquity
 /// | `itemUnavailable` with `ENOENT`/`ENOTDIR` | `NSFileNoSuchFileError` (4) |
 /// | `itemUnavailable` with `EACCES`/`EPERM` | `NSFileReadNoPermissionError` (257) |
 /// | `itemUnavailable` otherwise | `NSFileReadUnknownError` (256) |
+/// | `placeholderInvalid` | `NSFileReadCorruptFileError` (259) |
+/// | `evictionRefused` | `NSUbiquitousFileUnavailableError` (4353) |
+/// | `placeholderWriteFailed` | the write code of its errno, as for `removeFailed` |
 enum UbiquityErrorMapping {
     static func nsError(for error: UbiquityError, item: URL) -> NSError {
         var url = item
@@ -52,7 +55,10 @@ enum UbiquityErrorMapping {
             default: code = CocoaWriteErrorCode.code(forErrno: number)
             }
         case .invalidName: code = NSFileWriteInvalidFileNameError
-        case .removeFailed(_, let number): code = CocoaWriteErrorCode.code(forErrno: number)
+        case .removeFailed(_, let number), .placeholderWriteFailed(_, let number):
+            code = CocoaWriteErrorCode.code(forErrno: number)
+        case .placeholderInvalid: code = NSFileReadCorruptFileError
+        case .evictionRefused: code = NSUbiquitousFileUnavailableError
         case .itemUnavailable(_, let number):
             switch number {
             case .noSuchFileOrDirectory, .notDirectory: code = NSFileNoSuchFileError

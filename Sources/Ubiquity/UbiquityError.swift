@@ -51,6 +51,15 @@ public enum UbiquityError: Error, Sendable, Equatable, UnderlyingErrorCarrying {
     /// The provider keeping the container in sync (named by `provider`) keeps every item fully
     /// local: it has no placeholders, so nothing can be evicted or downloaded on request.
     case providerDoesNotSupportPlaceholders(provider: String)
+    /// The placeholder at `path` (what stays of an evicted item, ``ItemPlaceholder``) cannot be
+    /// used, for `reason`; the item is still on the server: download it again or remove the file.
+    case placeholderInvalid(path: String, reason: String)
+    /// The placeholder at `path` could not be written (full or read-only disk): the item was not
+    /// evicted and nothing changed.
+    case placeholderWriteFailed(path: String, errno: Errno)
+    /// The item at `path` was not evicted, for `reason` (not uploaded yet, unsaved changes,
+    /// unresolved conflicts, no sync agent running, …); nothing changed.
+    case evictionRefused(path: String, reason: String)
 }
 
 extension UbiquityError {
@@ -59,7 +68,8 @@ extension UbiquityError {
     /// cases (``coordinationFailed(path:underlying:)``'s is its underlying error's).
     public var errno: Errno? {
         switch self {
-        case .moveFailed(_, _, let code), .removeFailed(_, let code), .itemUnavailable(_, let code):
+        case .moveFailed(_, _, let code), .removeFailed(_, let code), .itemUnavailable(_, let code),
+             .placeholderWriteFailed(_, let code):
             return code
         default: return nil
         }
@@ -108,6 +118,12 @@ extension UbiquityError: LocalizedError {
             return "Could not read the status of \(path): \(code.message) (errno \(code.rawValue))."
         case let .providerDoesNotSupportPlaceholders(provider):
             return "The container is kept in sync by \(provider), which keeps every item fully downloaded: there are no placeholders to download or evict."
+        case let .placeholderInvalid(path, reason):
+            return "The placeholder \(path) cannot be used: \(reason)."
+        case let .evictionRefused(path, reason):
+            return "\(path) was not evicted: \(reason)."
+        case let .placeholderWriteFailed(path, code):
+            return "Could not write the placeholder \(path): \(code.message) (errno \(code.rawValue)); the item was not evicted."
         }
     }
 }

@@ -11,12 +11,14 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "--child" {
 
 startIdleThread()
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--profile-write-cycle" {
-    // For profilers (valgrind --tool=callgrind): nothing but write-lock cycles.
+    // For profilers (valgrind --tool=callgrind, perf): nothing but lock cycles —
+    // `--profile-write-cycle [write|read|fresh-read|fresh-write] [cycles, 20,000 unless given]`.
     let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cd-profile.bin")
     _ = FileManager.default.createFile(atPath: url.path, contents: Data())
     let coordinator = Coordinator()
     let mode = CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : "write"
-    for _ in 0..<20_000 {
+    let cycles = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 20_000 : 20_000
+    for _ in 0..<cycles {
         switch mode {
         case "read": try coordinator.coordinate(readingItemAt: url) { _ in }
         case "fresh-read": try Coordinator().coordinate(readingItemAt: url) { _ in }

@@ -11,7 +11,7 @@ struct DocumentationSnippetTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let documents = ["README.md", "Docs/Architecture.md", "Docs/Coordination.md", "Docs/Documents.md", "Docs/FoundationCompatibility.md",
-                            "Docs/GettingStarted.md", "Docs/KeyValueStore.md", "Docs/MetadataQuery.md",
+                            "Docs/FilesOnDemand.md", "Docs/GettingStarted.md", "Docs/KeyValueStore.md", "Docs/ManagedDocument.md", "Docs/MetadataQuery.md",
                             "Docs/Performance.md", "Docs/RemotePresenters.md", "Docs/SyncAgent.md", "Docs/Ubiquity.md", "Docs/Versions.md"]
 
     /// The compiler of the toolchain that runs these tests (always installed with it).
@@ -73,6 +73,7 @@ struct DocumentationSnippetTests {
         process.executableURL = compiler
         process.arguments = ["-typecheck", "-swift-version", "6", "-I", modulesFolder.path,
                              "-I", packageRoot.appendingPathComponent("Examples/CZlib").path,
+                             "-I", packageRoot.appendingPathComponent("Sources/CSQLite").path,
                              "-I", packageRoot.appendingPathComponent("Sources/CSystemShim/include").path] + extra + files
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice

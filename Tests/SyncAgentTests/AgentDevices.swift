@@ -15,7 +15,8 @@ final class AgentDevices: @unchecked Sendable {
     let server: WebDAVServer
     private var agents: [String: ToolProcess] = [:]
 
-    init(server: WebDAVServer, label: String = "agent-devices") throws {
+    /// `extraConfiguration`: more `ubiquity.conf` lines for both devices.
+    init(server: WebDAVServer, label: String = "agent-devices", extraConfiguration: String = "") throws {
         self.server = server
         scratch = try Scratch(label)
         for device in ["A", "B"] {
@@ -26,6 +27,7 @@ final class AgentDevices: @unchecked Sendable {
             container = \(Self.container)
             server = \(server.baseURL.absoluteString)
             poll-interval = 0.2
+            \(extraConfiguration)
             """
             try Data(conf.utf8).write(to: configuration(device))
         }

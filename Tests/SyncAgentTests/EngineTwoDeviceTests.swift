@@ -110,7 +110,8 @@ struct EngineTwoDeviceTests {
         let held = await devices.sync(devices.b)
         #expect(held.plan.heldDeletions.count == 8)
         #expect((0..<10).allSatisfy { devices.read("f\($0).txt", on: devices.b) != nil })
-        #expect(await devices.b.status.heldDeletions == [HeldDeletion(fromServer: true, count: 8,
+        #expect(await devices.b.status.heldDeletions.map { HeldDeletion(fromServer: $0.fromServer, count: $0.count, examples: $0.examples) }
+                == [HeldDeletion(fromServer: true, count: 8,
                                                                          examples: ["f0.txt", "f1.txt", "f2.txt", "f3.txt", "f4.txt"])])
         // Held, not re-uploaded: the server keeps its two files.
         #expect(devices.store.paths.count == 2)

@@ -19,7 +19,7 @@ struct PlaceholderTests {
     }
 
     @Test("without placeholders evicting and downloading are a typed error naming the provider, not a silent no-op",
-          arguments: [UbiquityProviderKind.none, .externalSyncTool, .agent])
+          arguments: [UbiquityProviderKind.none, .externalSyncTool])
     func notSupported(_ kind: UbiquityProviderKind) throws {
         let cloud = try ScratchCloud(provider: kind)
         defer { cloud.remove() }

@@ -20,6 +20,13 @@ extension CloudDocument {
         case presenter(session: Int)
 
         var userInteractionPermitted: Bool { self == .explicit || self == .close }
+
+        /// Explicit saves, autosaves and closes run on the lifecycle queue, one at a time;
+        /// presenter saves on the presenter save queue (or a thread of their own).
+        var runsOnLifecycleQueue: Bool {
+            if case .presenter = self { return false }
+            return true
+        }
     }
 
     /// The open session a save started in, and whether the document was open then.

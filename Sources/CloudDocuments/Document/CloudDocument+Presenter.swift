@@ -39,14 +39,48 @@ extension CloudDocument {
     }
 
     nonisolated func defaultSavePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        if runtime.isLendingLocks(to: self) {
+            // A reader of this process holds its lock and waits for this answer, lending us the
+            // lock: the save must not wait in line behind another save of ours that may be
+            // waiting for that very lock (a save asked by another process, say). It joins the
+            // reader's lock at once, on a thread of its own; `saveLock` keeps two saves from
+            // writing at the same time.
+            guard let save = saveForRequest(completionHandler: completionHandler) else { return }
+            let thread = Thread(block: save)
+            thread.name = "CloudDocument.presenterSave (lent locks)"
+            thread.start()
+            return
+        }
+        // A save of the file already running on the lifecycle queue writes what is unsaved now
+        // (or newer): answer after it instead of writing the same version again
+        // (`RunningOwnSave`). Then, on the presenter save queue, the request is answered as it
+        // would have been now — usually with nothing left to save.
+        let waits = storage.withLock { storage -> Bool in
+            guard storage.isOpen, storage.changes.hasUnsavedChanges,
+                  var running = storage.runningOwnSave, running.session == storage.session else { return false }
+            running.waiters.append { [self] in
+                presenterSaveQueue.async { [self] in saveForRequest(completionHandler: completionHandler)?() }
+            }
+            storage.runningOwnSave = running
+            return true
+        }
+        if waits { return }
+        guard let save = saveForRequest(completionHandler: completionHandler) else { return }
+        presenterSaveQueue.async(execute: save)
+    }
+
+    /// The answer to a save request: `nil` after answering at once when there is nothing to save
+    /// (closed, or no unsaved changes); else the save to run (off the presenter queue), which
+    /// answers when it has ended.
+    private nonisolated func saveForRequest(completionHandler: @escaping @Sendable ((any Error)?) -> Void) -> (@Sendable () -> Void)? {
         let (isOpen, dirty, url, session) = storage.withLock {
             ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL, $0.session)
         }
         guard isOpen, dirty else {
             completionHandler(nil)
-            return
+            return nil
         }
-        let save: @Sendable () -> Void = { [self] in
+        return { [self] in
             do {
                 // The snapshot first, on the main actor, holding no lock: a main queue that is
                 // busy (or blocked) then delays only this answer — which another process awaits
@@ -62,18 +96,6 @@ extension CloudDocument {
             } catch {
                 completionHandler(error)
             }
-        }
-        if runtime.isLendingLocks(to: self) {
-            // A reader of this process holds its lock and waits for this answer, lending us the
-            // lock: the save must not wait in line behind another save of ours that may be
-            // waiting for that very lock (a save asked by another process, say). It joins the
-            // reader's lock at once, on a thread of its own; `saveLock` keeps two saves from
-            // writing at the same time.
-            let thread = Thread(block: save)
-            thread.name = "CloudDocument.presenterSave (lent locks)"
-            thread.start()
-        } else {
-            presenterSaveQueue.async(execute: save)
         }
     }
 

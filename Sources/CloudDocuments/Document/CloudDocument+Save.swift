@@ -58,6 +58,26 @@ extension CloudDocument {
         let start = prepared?.start ?? storage.withLock { SaveStart(session: $0.session, wasOpen: $0.isOpen, fileURL: $0.fileURL) }
         // The progress published for the snapshot being written: ended if the save fails.
         var progress: Progress?
+        // Save requests arriving meanwhile wait for this save instead of writing the same version
+        // again (`RunningOwnSave`); they are answered once it has ended, whatever the outcome.
+        // (Lifecycle saves run one at a time; should one ever start while another is announced,
+        // it is simply not announced, so no waiter is ever dropped.)
+        let announcesRunning = origin.runsOnLifecycleQueue && operation == .forOverwriting && start.wasOpen
+            && url.isSameFilePath(as: start.fileURL)
+            && storage.withLock { storage -> Bool in
+                guard storage.runningOwnSave == nil else { return false }
+                storage.runningOwnSave = RunningOwnSave(session: start.session)
+                return true
+            }
+        defer {
+            if announcesRunning {
+                let waiters = storage.withLock { storage -> [@Sendable () -> Void] in
+                    defer { storage.runningOwnSave = nil }
+                    return storage.runningOwnSave?.waiters ?? []
+                }
+                for waiter in waiters { waiter() }
+            }
+        }
         do {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }

@@ -608,6 +608,9 @@ struct DocumentStorage {
     var racyContents: Data?
     /// ``CloudDocument/preservesVersions``.
     var preservesVersions = false
+    /// The save of the document's own file running on the lifecycle queue, if any (see
+    /// ``RunningOwnSave``).
+    var runningOwnSave: RunningOwnSave?
     var streams: [Int: AsyncStream<DocumentState>.Continuation] = [:]
     var nextStreamID = 0
     var announcements: [StateAnnouncement] = []

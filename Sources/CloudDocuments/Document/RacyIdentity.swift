@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 
 /// Defends the "file changed since we read or wrote it?" check against what `stat` cannot see.
 ///
@@ -29,9 +30,35 @@ enum RacyIdentity {
     }
 
     /// Whether the file at `url`, whose identity equals the recorded one, still holds `kept`
-    /// (always true when nothing was kept).
+    /// (always true when nothing was kept). Reads at most one byte more than `kept` with plain
+    /// system calls (this runs in every save made within `window` of the last one, under the
+    /// write lock); a file that cannot be opened or read (or a FIFO planted there, which is
+    /// opened without blocking) counts as changed. Any thread.
     static func stillHolds(_ kept: Data?, at url: URL) -> Bool {
         guard let kept else { return true }
-        return (try? Data(contentsOf: url)) == kept
+        let descriptor = PathBytes.withCString(PathBytes.path(of: url)) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        // One byte more than kept: a longer file differs.
+        var buffer = [UInt8](repeating: 0, count: kept.count + 1)
+        var total = 0
+        while total < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { bytes -> Int in
+                guard let base = bytes.baseAddress else { return -1 }
+                return read(descriptor, base + total, bytes.count - total)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return false }
+            if count == 0 { break }
+            total += count
+        }
+        guard total == kept.count else { return false }
+        guard total > 0 else { return true }
+        return kept.withUnsafeBytes { keptBytes in
+            buffer.withUnsafeBytes { readBytes in
+                guard let keptBase = keptBytes.baseAddress, let readBase = readBytes.baseAddress else { return false }
+                return memcmp(keptBase, readBase, total) == 0
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Synchronization
 
@@ -46,6 +47,8 @@ public final class Agent: Sendable {
     private let engines = Mutex<[String: SyncEngine]>([:])
     /// The identifiers of the requests handled, newest last (at most 32), for every status.
     private let handled = Mutex<[String]>([])
+    /// Why requests among ``handled`` were refused, by identifier.
+    private let refused = Mutex<[String: String]>([:])
     /// The last status of each container, republished when a request was handled.
     private let statuses = Mutex<[String: ContainerSyncStatus]>([:])
     /// The `server` text of each connected container (with its safe mode), put in every status.
@@ -67,6 +70,8 @@ public final class Agent: Sendable {
         guards = SyncGuards(heldDeletionShare: configuration.agent.holdDeletionsOverShare,
                             heldDeletionMaximum: configuration.agent.holdDeletionsOverCount)
         publisher = StatusPublisher(folder: folder)
+        // The agent's coordinated accesses of a package then cover everything inside it.
+        for pathExtension in settings.packageExtensions { Coordinator.registerPackageExtension(pathExtension) }
     }
 
     /// Serves the root until the calling task is cancelled. Returns after every engine stopped.
@@ -115,7 +120,8 @@ public final class Agent: Sendable {
         let engine: SyncEngine
         do {
             engine = try SyncEngine(configuration: SyncEngineConfiguration(identifier: identifier, root: root, guards: guards,
-                                                                           pollInterval: .milliseconds(Int(settings.pollInterval * 1000))),
+                                                                           pollInterval: .milliseconds(Int(settings.pollInterval * 1000)),
+                                                                           packageExtensions: Coordinator.packageExtensions),
                                     store: store) { [self] status in publish(status) }
         } catch {
             status.state = .refused(reason: "the journal cannot be opened: \(error)")
@@ -191,6 +197,8 @@ public final class Agent: Sendable {
         var status = status
         if let text = serverTexts.withLock({ $0[status.identifier] }) { status.server = text }
         status.handledRequests = handled.withLock { $0 }
+        let refusals = refused.withLock { $0 }
+        status.refusedRequests = refusals.isEmpty ? nil : refusals
         statuses.withLock { $0[status.identifier] = status }
         publisher.publish(status)
     }
@@ -206,13 +214,24 @@ public final class Agent: Sendable {
                 case .pause: await engine.pause()
                 case .resume: await engine.resume()
                 case .syncNow: await engine.syncNow()
-                case .approveDeletions: await engine.approveHeldDeletions()
+                case .approveDeletions: await engine.approveHeldDeletions(setIDs: request.deletionSetIDs)
+                case .evict, .download:
+                    let reason: String?
+                    if let path = request.path {
+                        reason = request.command == .evict ? await engine.evict(path) : await engine.requestDownload(path)
+                    } else {
+                        reason = "the request names no item"
+                    }
+                    if let reason { refused.withLock { $0[request.id] = reason } }
                 }
             }
-            handled.withLock { list in
+            let dropped = handled.withLock { list -> [String] in
                 list.append(request.id)
-                if list.count > 32 { list.removeFirst(list.count - 32) }
+                guard list.count > 32 else { return [] }
+                defer { list.removeFirst(list.count - 32) }
+                return Array(list.prefix(list.count - 32))
             }
+            refused.withLock { for id in dropped { $0[id] = nil } }
         }
         for status in statuses.withLock({ Array($0.values) }) { publish(status) }
     }

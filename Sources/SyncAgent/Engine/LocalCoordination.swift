@@ -21,7 +21,7 @@ struct LocalCoordination: Sendable {
         case changedLocally
     }
 
-    private func coordinator() -> Coordinator {
+    func coordinator() -> Coordinator {
         let coordinator = Coordinator()
         coordinator.timeout = timeout
         return coordinator
@@ -166,10 +166,11 @@ struct LocalCoordination: Sendable {
                 let actualPath = PathBytes.path(of: actual)
                 guard let now = LocalScanner.fingerprint(actualPath) else { return true }
                 if isFolder {
-                    if let names = try? FileManager.default.contentsOfDirectory(atPath: actualPath) {
-                        guard names.allSatisfy(SyncExclusions.excludes) else { return false }
-                        for name in names { _ = POSIXRemoval.removeTree(actualPath + "/" + name) }
-                    }
+                    // Never through a link: a folder replaced by a symbolic link is left alone,
+                    // and only what is really inside the folder is looked at and removed.
+                    guard let names = Self.entryNames(ofFolder: actualPath) else { return false }
+                    guard names.allSatisfy(SyncExclusions.excludes) else { return false }
+                    for name in names { _ = POSIX.removeTree(actualPath + "/" + name) }
                     guard rmdir(actualPath) == 0 else { return false }
                 } else {
                     guard now == expected else { return false }
@@ -186,10 +187,14 @@ struct LocalCoordination: Sendable {
     }
 }
 
-/// Removal of a tree the agent never syncs (internal names left in a deleted folder).
-enum POSIXRemoval {
-    @discardableResult
-    static func removeTree(_ path: String) -> Bool {
-        (try? FileManager.default.removeItem(atPath: path)) != nil
+extension LocalCoordination {
+    /// The names in the folder at `path`, opened with `O_NOFOLLOW | O_DIRECTORY` (so a symbolic
+    /// link, even to a folder, gives `nil`); names that are not UTF-8 count as synced names.
+    static func entryNames(ofFolder path: String) -> [String]? {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard case .success(let names) = FolderEntries.names(inFolder: descriptor) else { return nil }
+        return names.map { String(validating: $0, as: UTF8.self) ?? "\u{FFFD}not-utf8" }
     }
 }

@@ -6,9 +6,68 @@ struct RemoteListing: Sendable {
     var conflictFiles: [String: RemoteItem] = [:]
     /// The root folder itself.
     var root: RemoteItem?
+    /// Each listed folder's answer, kept for the next listing: a folder whose answer is the same
+    /// again (``RemoteStore/listWithFolder(_:unlessUnchangedSince:)``) is not read again.
+    var folders: [RemotePath: RemoteLister.FolderAnswer] = [:]
+    /// Whether this is the previous listing again: every folder answered as before, so nothing on
+    /// the server changed since (the same items, the same tags).
+    var isUnchanged = false
+    /// The last plan made while this was the server's listing, with what it was made from.
+    private var lastPlan: (planner: SyncPlanner, input: SyncPlanInput, plan: SyncPlan)?
+
+    /// `planner`'s plan for `input`: the last one made with this listing when the planner and its
+    /// input are the same (the planner is a pure function of them), else a new one, kept for the
+    /// next pass. An idle poll — the same listing (``RemoteLister`` returns the previous one
+    /// unchanged), the same scan, the same journal — then plans nothing again: the comparison of
+    /// dictionaries that were not modified since is a check of their storage, not of their items.
+    mutating func plan(_ input: SyncPlanInput, with planner: SyncPlanner) -> SyncPlan {
+        if let lastPlan, Self.same(lastPlan.planner, planner), Self.same(lastPlan.input, input) { return lastPlan.plan }
+        let plan = planner.plan(input)
+        lastPlan = (planner, input, plan)
+        return plan
+    }
+
+    /// Whether `a` and `b` hold equal values in every stored property, compared through `Mirror`
+    /// so that a property added to the type is compared too; one that is not `Hashable` makes
+    /// them different (no plan is ever reused on a comparison that could not be made).
+    private static func same<Value>(_ a: Value, _ b: Value) -> Bool {
+        let first = Mirror(reflecting: a).children, second = Mirror(reflecting: b).children
+        guard first.count == second.count else { return false }
+        for (x, y) in zip(first, second) {
+            guard x.label == y.label, equal(x.value, y.value) else { return false }
+        }
+        return true
+    }
+
+    /// Whether two property values are equal. The big collections are compared as what they are
+    /// (`==` of two dictionaries sharing their storage answers at once; `AnyHashable` would first
+    /// convert every element); anything else through `AnyHashable`.
+    private static func equal(_ x: Any, _ y: Any) -> Bool {
+        let kind = type(of: x)
+        guard kind == type(of: y) else { return false }
+        // Each cast is tried only on a value of that very type (a cast between dictionary types
+        // would convert element by element).
+        if kind == [String: JournalEntry].self { return compare(x, y, as: [String: JournalEntry].self) }
+        if kind == [String: LocalItem]?.self { return compare(x, y, as: [String: LocalItem]?.self) }
+        if kind == [String: RemoteItem].self { return compare(x, y, as: [String: RemoteItem].self) }
+        if kind == Set<String>.self { return compare(x, y, as: Set<String>.self) }
+        if kind == [String].self { return compare(x, y, as: [String].self) }
+        guard let a = x as? AnyHashable, let b = y as? AnyHashable else { return false }
+        return a == b
+    }
+
+    private static func compare<Value: Equatable>(_ x: Any, _ y: Any, as _: Value.Type) -> Bool {
+        guard let a = x as? Value, let b = y as? Value else { return false }
+        return a == b
+    }
 }
 
 /// Lists the whole tree of a ``RemoteStore`` with one `Depth: 1` listing per folder.
+///
+/// Given the previous listing, each folder's request carries the token of its previous answer;
+/// a folder whose answer is the same is taken from the previous listing without being read, and
+/// when every folder is the same the previous listing is returned as it was
+/// (``RemoteListing/isUnchanged``): an idle poll costs the requests and no work per item.
 enum RemoteLister {
     /// The largest tree listed (more is a typed error, not unbounded memory).
     /// Every item counts (files, folders, the conflict area's folders, excluded names).
@@ -22,56 +81,75 @@ enum RemoteLister {
         var depth = RemoteLister.maximumDepth
     }
 
-    /// Counts one more listed item and checks the depth of `path`.
-    private static func admit(_ path: RemotePath, count: inout Int, _ limits: Limits) throws(RemoteStoreError) {
-        count += 1
-        if count > limits.items {
-            throw .malformedResponse("more than \(limits.items) items on the server")
-        }
-        if path.components.count > limits.depth {
-            throw .malformedResponse("a folder deeper than \(limits.depth) levels on the server: /\(path.parent ?? .root)")
-        }
+    /// One folder's answer: its own entry (when the store gave it), its direct children, and the
+    /// token that tells the next answer is the same.
+    struct FolderAnswer: Sendable {
+        var token: RemoteListingToken?
+        var folder: RemoteItem?
+        var children: [RemoteItem]
     }
 
     /// Lists the tree; throws ``RemoteStoreError/malformedResponse(_:)`` past `limits` (more items,
-    /// folders included, or deeper paths), and whatever the store's listings throw.
-    static func list(_ store: any RemoteStore, limits: Limits = Limits()) async throws(RemoteStoreError) -> RemoteListing {
-        var listing = RemoteListing()
+    /// folders included, or deeper paths), and whatever the store's listings throw. `previous`
+    /// is the last listing of the same store (its folders' answers are compared, not re-read).
+    static func list(_ store: any RemoteStore, previous: RemoteListing? = nil,
+                     limits: Limits = Limits()) async throws(RemoteStoreError) -> RemoteListing {
+        var answers: [RemotePath: FolderAnswer] = [:]
+        var isUnchanged = previous != nil
         var count = 0
-        var pending: [RemotePath] = [.root]
-        while let folder = pending.popLast() {
-            let children: [RemoteItem]
-            if folder.isRoot {
-                // The root's own entry (its tag and file id) comes with its listing: one request.
-                let root = try await store.listWithFolder(.root)
-                listing.root = root.folder
-                children = root.items
-            } else {
-                children = try await store.list(folder)
+        var pending: [(folder: RemotePath, inConflictArea: Bool)] = [(.root, false)]
+        while let (folder, inConflictArea) = pending.popLast() {
+            let known = previous?.folders[folder]
+            let answer: FolderAnswer
+            switch try await store.listWithFolder(folder, unlessUnchangedSince: known?.token) {
+            case .unchanged:
+                guard let known else { throw .malformedResponse("the listing of /\(folder) was reported unchanged without an earlier one") }
+                answer = known
+            case .listed(let entry, let items, let token):
+                answer = FolderAnswer(token: token, folder: entry, children: items.filter { $0.path.parent == folder })
+                isUnchanged = false
             }
-            for item in children {
-                guard item.path.parent == folder else { continue }
-                try admit(item.path, count: &count, limits)
-                if folder.isRoot, item.path.name == SyncExclusions.conflictArea, item.isFolder {
-                    try await listConflictArea(store, item.path, into: &listing, count: &count, limits)
-                    continue
+            answers[folder] = answer
+            count += answer.children.count
+            if count > limits.items {
+                throw .malformedResponse("more than \(limits.items) items on the server")
+            }
+            if !answer.children.isEmpty, folder.components.count + 1 > limits.depth {
+                throw .malformedResponse("a folder deeper than \(limits.depth) levels on the server: /\(folder)")
+            }
+            for item in answer.children where item.isFolder {
+                if folder.isRoot, item.path.name == SyncExclusions.conflictArea {
+                    pending.append((item.path, true))
+                } else if inConflictArea || !SyncExclusions.excludes(item.path.name) {
+                    pending.append((item.path, inConflictArea))
                 }
-                if SyncExclusions.excludes(item.path.name) { continue }
-                listing.items[item.path.description] = item
-                if item.isFolder { pending.append(item.path) }
+            }
+        }
+        if isUnchanged, var same = previous, same.folders.count == answers.count {
+            same.isUnchanged = true
+            return same
+        }
+        return listing(from: answers)
+    }
+
+    /// The listing the folders' answers make.
+    private static func listing(from answers: [RemotePath: FolderAnswer]) -> RemoteListing {
+        var listing = RemoteListing()
+        listing.root = answers[.root]?.folder
+        listing.folders = answers
+        let area = RemotePath.root.appending(SyncExclusions.conflictArea)
+        for (folder, answer) in answers {
+            let inConflictArea = area.map { folder.isInside($0) } ?? false
+            for item in answer.children {
+                if inConflictArea {
+                    if !item.isFolder { listing.conflictFiles[item.path.description] = item }
+                } else if folder.isRoot, item.isFolder, item.path.name == SyncExclusions.conflictArea {
+                    continue
+                } else if !SyncExclusions.excludes(item.path.name) {
+                    listing.items[item.path.description] = item
+                }
             }
         }
         return listing
-    }
-
-    private static func listConflictArea(_ store: any RemoteStore, _ area: RemotePath, into listing: inout RemoteListing,
-                                         count: inout Int, _ limits: Limits) async throws(RemoteStoreError) {
-        var pending: [RemotePath] = [area]
-        while let folder = pending.popLast() {
-            for item in try await store.list(folder) where item.path.parent == folder {
-                try admit(item.path, count: &count, limits)
-                if item.isFolder { pending.append(item.path) } else { listing.conflictFiles[item.path.description] = item }
-            }
-        }
     }
 }

@@ -38,7 +38,10 @@ extension SyncEngine {
         }
         let scan = scanned?.0 ?? LocalScan(items: nil)
         localState = scanned?.1 ?? LocalScanState()
-        let listing: RemoteListing
+        conflictsBegunThisPass = []
+        // Server-side renames a killed agent left half done are finished or undone first.
+        if !journal.pendingMoves.isEmpty { await recoverPendingMoves() }
+        var listing: RemoteListing
         do {
             listing = try await listServer()
         } catch {
@@ -52,11 +55,21 @@ extension SyncEngine {
             return report
         }
         reportSkipped(scan.skipped)
-        var input = SyncPlanInput(base: journal.entries, local: scan.items, remote: listing.items,
+        // Package documents become one item each: the planner never sees their inner files.
+        var (localItems, remoteItems, baseEntries) = (scan.items, listing.items, journal.entries)
+        packageView = PackageView(rules: packageRules, local: &localItems, remote: &remoteItems, base: &baseEntries)
+        listing.items = remoteItems
+        var input = SyncPlanInput(base: baseEntries, local: localItems, remote: remoteItems,
                                   remoteRootFileID: listing.root?.fileID, knownRootFileID: journal.server.rootFileID,
                                   approvedDeletions: approvedDeletions, approvedEmptyRoot: approvedEmptyRoot)
         input.localUncertain = scan.uncertain
-        let plan = planner.plan(input)
+        let evicted = EvictedItems.paths(known: baseEntries, missingFrom: localItems, in: configuration.containerURL)
+        input.evicted = evicted.filter { !downloadRequests.contains($0) }
+        // An evicted item asked for is planned as new on the server: downloaded, never a deletion.
+        for path in evicted where downloadRequests.contains(path) { input.base[path] = nil }
+        input.packages = packageView.packages
+        // The same input as the last pass (an idle poll) gives the same plan: not made again.
+        let plan = cachedListing?.plan(input, with: planner) ?? planner.plan(input)
         report.plan = plan
         if let refusal = plan.refusal {
             lastRefusalWasEmptyRoot = scan.items?.isEmpty == true
@@ -66,22 +79,35 @@ extension SyncEngine {
         }
         lastRefusalWasEmptyRoot = false
         lastHeld = plan.heldDeletions + plan.heldLocalDeletions
+        let heldSetID = Self.heldSetID(fromServer: plan.heldDeletions, madeHere: plan.heldLocalDeletions)
+        lastHeldSetID = heldSetID
         if plan.serverReplaced {
             statusBox.record("the server looks replaced or rolled back: synced as a new server "
                 + "(nothing deleted on either side; differing files kept as conflict versions)", path: nil)
         }
         statusBox.update { status in
             status.heldDeletions = (plan.heldDeletions.isEmpty ? []
-                : [HeldDeletion(fromServer: true, count: plan.heldDeletions.count, examples: Array(plan.heldDeletions.prefix(5)))])
+                : [HeldDeletion(fromServer: true, count: plan.heldDeletions.count, examples: Array(plan.heldDeletions.prefix(5)),
+                                setID: heldSetID)])
                 + (plan.heldLocalDeletions.isEmpty ? []
-                : [HeldDeletion(fromServer: false, count: plan.heldLocalDeletions.count, examples: Array(plan.heldLocalDeletions.prefix(5)))])
+                : [HeldDeletion(fromServer: false, count: plan.heldLocalDeletions.count, examples: Array(plan.heldLocalDeletions.prefix(5)),
+                                setID: heldSetID)])
             status.queued = plan.steps.compactMap { step in step.action.map { QueuedItem(path: step.path, action: $0) } }
             status.queuedCount = status.queued.count
         }
         var newConflicts = Set<String>()
+        // A folder or package being replaced or deleted by another agent is missing for an
+        // instant (moved aside): no local deletion while the server holds an item aside.
+        var deferDeletions = false
+        if plan.steps.contains(where: { if case .deleteLocal = $0 { true } else { false } }) {
+            deferDeletions = (try? await serverHasItemsAside()) ?? true
+        }
         for step in plan.steps {
             if isPaused || Task.isCancelled { break }
-            do {
+            do throws(SyncStepError) {
+                if deferDeletions, case .deleteLocal(let path) = step {
+                    throw .deferred(path: path, reason: "another device is replacing or deleting an item on the server")
+                }
                 try await execute(step, input: input, listing: listing, newConflicts: &newConflicts)
                 report.completed.append(step)
                 if case .deleteLocal(let path) = step { approvedDeletions.remove(path) }
@@ -99,8 +125,9 @@ extension SyncEngine {
                 status.queuedCount = status.queued.count
             }
         }
+        finishRequestedDownloads()
         if !report.wentOffline {
-            await syncConflictArea(listing, skipping: newConflicts)
+            await syncConflictArea(listing, skipping: newConflicts.union(conflictsBegunThisPass))
             if listing.root?.fileID != nil, listing.root?.fileID != journal.server.rootFileID {
                 try? journal.setServer(JournalServerIdentity(rootFileID: listing.root?.fileID))
             }
@@ -125,7 +152,7 @@ extension SyncEngine {
             let root = try await store.item(at: .root)
             if root?.tag == cachedTag { return cached }
         }
-        let listing = try await RemoteLister.list(store)
+        let listing = try await RemoteLister.list(store, previous: cachedListing)
         cachedListing = listing
         return listing
     }
@@ -144,6 +171,24 @@ extension SyncEngine {
                  newConflicts: inout Set<String>) async throws(SyncStepError) {
         let path = step.path
         let base = input.base[path]
+        if isPackage(path) {
+            switch step {
+            case .upload:
+                return try await uploadPackage(path, remote: listing.items[path], base: base)
+            case .download:
+                guard let remote = listing.items[path] else { return }
+                return try await downloadPackage(path, remote: remote, base: base, newConflicts: &newConflicts)
+            case .conflict:
+                guard let remote = listing.items[path] else { return }
+                return try await resolvePackageConflict(path, remote: remote, downloaded: nil, base: base, newConflicts: &newConflicts)
+            case .deleteLocal:
+                return try await deletePackageLocal(path, base: base)
+            case .deleteRemote:
+                return try await deletePackageRemote(path, remote: listing.items[path])
+            default:
+                break
+            }
+        }
         switch step {
         case .upload:
             try await upload(path, remote: listing.items[path], base: base)

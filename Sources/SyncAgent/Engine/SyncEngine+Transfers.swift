@@ -22,14 +22,52 @@ extension SyncEngine {
             }
         }
         var fileID = remote?.fileID
+        var verification = TagVerification.fromWriteAnswer
         if tag == nil || fileID == nil {
             let item = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in try await store.item(at: target) }
-            tag = tag ?? item?.tag
+            if tag == nil {
+                tag = item?.tag
+                verification = Self.verify(item, against: snapshot.path, fingerprint: fingerprint)
+            }
             fileID = item?.fileID ?? fileID
         }
-        try record(JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: fileID,
-                                state: base?.state ?? .synced))
+        var entry = JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: fileID,
+                                 state: base?.state ?? .synced)
+        switch verification {
+        case .fromWriteAnswer, .sameDigest: break
+        case .unverified: entry.tagUnverified = true
+        case .notOurs:
+            // Someone else's bytes: neither side is "as synced", so the next pass compares them
+            // (a conflict that keeps ours as a version, unless they are identical).
+            entry.local = nil
+            entry.remoteTag = nil
+        }
+        if base == nil { entry.addedAt = Int64(Date().timeIntervalSince1970) }
+        try record(entry)
         await shareLocalConflictVersions(of: path)
+    }
+
+    /// How far a tag recorded after an upload is known to be the tag of the uploaded bytes.
+    enum TagVerification {
+        /// The write's answer carried it.
+        case fromWriteAnswer
+        /// Read afterwards, and it is the SHA-1 of the uploaded bytes (Apache `FileETag Digest`).
+        case sameDigest
+        /// Read afterwards, with our size, and nothing more can be told without the bytes.
+        case unverified
+        /// Read afterwards, and not ours (another size or digest, or the item is gone): a third
+        /// party wrote between the `PUT` and the listing.
+        case notOurs
+    }
+
+    /// Checks the item read right after an upload against the uploaded snapshot.
+    static func verify(_ item: RemoteItem?, against snapshot: String, fingerprint: LocalFingerprint) -> TagVerification {
+        guard let item, !item.isFolder, let tag = item.tag else { return .notOurs }
+        if let size = item.size, size != fingerprint.size { return .notOurs }
+        if ContentDigest.looksLikeSHA1(tag) {
+            return ContentDigest.tag(tag, isSHA1Of: snapshot) ? .sameDigest : .notOurs
+        }
+        return .unverified
     }
 
     /// The condition of a write over `remote` (what the plan saw).
@@ -85,7 +123,7 @@ extension SyncEngine {
         defer { box.finishTransfer(path: path) }
         do {
             let tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
-                try await store.download(source, to: temporary) { done, total in
+                try await store.download(source, to: temporary, listedSize: remote.size) { done, total in
                     box.progress(path: path, isUpload: false, done: done, total: total)
                 }
             }
@@ -148,49 +186,24 @@ extension SyncEngine {
                                     state: base?.state ?? .synced))
             return
         }
-        let conflictPath = try await uploadToConflictArea(path, snapshot: snapshot)
+        // Named after the pair of versions, journalled before anything is written: a step
+        // retried after a `kill -9` reuses the name and finds its earlier work (no duplicate).
+        let conflictPath = try conflictAreaPath(path, remoteTag: tag ?? remote.tag, local: fingerprint)
+        try beginConflict(path, at: conflictPath)
+        try await uploadToConflictArea(path, snapshot: snapshot, at: conflictPath)
         let placement = try await offThePool { () throws(SyncStepError) -> LocalCoordination.Placement in
             try local.place(temporary, at: path, expected: fingerprint, conflictContents: snapshot)
         }
         switch placement {
         case .placed(let placed, let versionID):
+            try finishConflict(path, at: conflictPath, versionID: versionID)
             try record(JournalEntry(path: path, isFolder: false, local: placed, remoteTag: tag, fileID: remote.fileID,
                                     state: .inConflict))
-            do {
-                try journal.putConflict(JournalConflict(itemPath: path, remotePath: conflictPath.description, versionID: versionID))
-            } catch {
-                throw .journal(error)
-            }
             newConflicts.insert(conflictPath.description)
         case .changedLocally:
             // Edited again meanwhile: withdraw the copy; the next pass compares anew.
-            let store = self.store
-            _ = try? await onServer { () async throws(RemoteStoreError) in
-                try await store.delete(conflictPath, condition: .unconditional)
-            }
+            try? await withdrawConflict(path, at: conflictPath)
         }
-    }
-
-    /// Uploads the local bytes of a conflict to `.clouddocs-conflicts/<path>/<unique name>`.
-    func uploadToConflictArea(_ path: String, snapshot: URL) async throws(SyncStepError) -> RemotePath {
-        let item = try remotePath(path)
-        let name = UUID().uuidString + (item.name.contains(".") ? "." + (item.name.split(separator: ".").last.map(String.init) ?? "") : "")
-        guard let area = RemotePath.root.appending(SyncExclusions.conflictArea),
-              let folder = RemotePath(components: area.components + item.components),
-              let target = folder.appending(name) else {
-            throw .local(path: path, reason: "no conflict-area name for it")
-        }
-        let store = self.store
-        try await onServer { () async throws(RemoteStoreError) in
-            var current = RemotePath.root
-            for component in folder.components {
-                guard let next = current.appending(component) else { return }
-                try await store.makeFolder(next)
-                current = next
-            }
-            _ = try await store.upload(snapshot, to: target, condition: .mustNotExist) { _, _ in }
-        }
-        return target
     }
 
     /// Deletes on the server what was deleted here: a file under `If-Match` its tag; a folder
@@ -201,14 +214,19 @@ extension SyncEngine {
         let store = self.store
         let condition: RemoteWriteCondition
         if remote.isFolder {
-            let left = try await onServer { () async throws(RemoteStoreError) -> [RemoteItem] in
-                do throws(RemoteStoreError) { return try await store.list(target) } catch {
-                    if case .notFound = error { return [] }
-                    throw error
-                }
+            // A folder has no tag that guards its contents (Apache: `W/""`), so it is moved aside
+            // first — atomic, and nobody writes there — then its listing is checked: deleted only
+            // when nothing synced is left in it, else put back (kept: re-planned).
+            guard let aside = try await moveAside(target) else { try forget(path); return }
+            let left = try await listTree(aside) ?? []
+            guard left.allSatisfy({ SyncExclusions.excludes($0.item.path.name) }) else {
+                try await restoreAside(aside, to: target)
+                return
             }
-            guard left.allSatisfy({ SyncExclusions.excludes($0.path.name) }) else { return }  // kept: re-planned
-            condition = .unconditional
+            try markVerified(aside, real: target)
+            try await discardPrivate(aside)
+            try forget(path)
+            return
         } else {
             condition = try await writeCondition(for: remote, at: target)
         }

@@ -30,7 +30,7 @@ public actor SyncEngine {
     var isPassRunning = false
     var approvedDeletions: Set<String> = []
     var approvedEmptyRoot = false
-    /// The paths last held, approved by ``approveHeldDeletions()``.
+    /// The paths last held, approved by ``approveHeldDeletions(setIDs:)``.
     var lastHeld: [String] = []
     var lastRefusalWasEmptyRoot = false
     var consecutiveFailures = 0
@@ -46,6 +46,16 @@ public actor SyncEngine {
     var changeLog: LocalChangeLog?
     /// The container as the last scan left it (see ``LocalScanState``).
     var localState = LocalScanState()
+    /// Which folders are package documents (``SyncEngineConfiguration/packageExtensions``).
+    let packageRules: PackageRules
+    /// This pass's packages, folded into one item each (see ``PackageView``).
+    var packageView = PackageView()
+    /// The conflict-area paths of conflicts journalled by this pass's steps.
+    var conflictsBegunThisPass = Set<String>()
+    /// The identifier of the set of deletions last held (``HeldDeletion/setID``).
+    var lastHeldSetID: String?
+    /// Evicted items asked for (``requestDownload(_:)``): the next passes download them.
+    var downloadRequests = Set<String>()
     private var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
     private var waiterCounter: UInt64 = 0
     private var wakeRequested = false
@@ -58,11 +68,15 @@ public actor SyncEngine {
         self.store = store
         journal = try SyncJournal(folder: configuration.journalFolder)
         planner = SyncPlanner(guards: configuration.guards)
+        packageRules = PackageRules(configuration.packageExtensions)
         local = LocalCoordination(container: configuration.containerURL, timeout: configuration.coordinationTimeout)
         var initial = ContainerSyncStatus(identifier: configuration.identifier, server: store.displayName, state: .idle)
         initial.conflicted = Set(journal.conflicts.values.map(\.itemPath)).sorted()
         statusBox = SyncStatusBox(initial, publish: onStatus)
         Self.removeStaleTransfers(configuration)
+        let knowsItems = !journal.entries.isEmpty, knowsServer = journal.server.rootFileID != nil
+        let neverSynced = !knowsItems && !knowsServer
+        Self.makeContainerFolderForFirstSync(configuration, journalIsEmpty: neverSynced)
     }
 
     /// The current status.
@@ -88,7 +102,16 @@ public actor SyncEngine {
 
     /// Lets the deletions held by the last pass (and an emptied container refused by it) go
     /// ahead in the next pass, which starts now. Deletions held later need a new approval.
-    public func approveHeldDeletions() {
+    /// With `setIDs` (the ``HeldDeletion/setID``s the user was shown), the held deletions are
+    /// approved only when they are still that set; otherwise nothing is approved and the status
+    /// says to look again.
+    public func approveHeldDeletions(setIDs: [String]? = nil) {
+        if let setIDs, !lastHeld.isEmpty, !setIDs.contains(lastHeldSetID ?? "") {
+            statusBox.record("the held deletions changed since they were shown: look at `clouddocs agent status` "
+                + "and approve again", path: nil)
+            wake()
+            return
+        }
         approvedDeletions.formUnion(lastHeld)
         if lastRefusalWasEmptyRoot { approvedEmptyRoot = true }
         wake()
@@ -98,7 +121,7 @@ public actor SyncEngine {
 
     /// Runs passes until the calling task is cancelled: one pass, then a wait of the poll
     /// interval (or the back-off after a transient server error), cut short by ``syncNow()``,
-    /// ``resume()``, ``approveHeldDeletions()`` or a change in the container (inotify; when no
+    /// ``resume()``, ``approveHeldDeletions(setIDs:)`` or a change in the container (inotify; when no
     /// watch can be set up, polls alone find local changes).
     public func run() async {
         let log = LocalChangeLog()
@@ -132,6 +155,15 @@ public actor SyncEngine {
             }
             await wait(for: isPaused ? .seconds(3600) : delay)
         }
+    }
+
+    /// The identifier of a set of held deletions: a hash of the sorted paths and their kinds.
+    static func heldSetID(fromServer: [String], madeHere: [String]) -> String? {
+        guard !fromServer.isEmpty || !madeHere.isEmpty else { return nil }
+        var hasher = PackageFingerprint.FNV1a()
+        for path in fromServer.sorted() { hasher.add("S" + path) }
+        for path in madeHere.sorted() { hasher.add("L" + path) }
+        return String(hasher.value, radix: 16)
     }
 
     /// How soon a pass follows one that deferred a step (safe mode).

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 
 /// How one container is synced.
@@ -20,11 +21,16 @@ public struct SyncEngineConfiguration: Sendable {
     /// The longest wait for a coordinated access of a local item (a presenter that does not
     /// answer): the step fails and is retried by a later pass.
     public var coordinationTimeout: Duration
+    /// The extensions of package documents (`pages`, `album`; without the dot, any case): a
+    /// folder with one of them syncs as one unit. By default the ones this process registered
+    /// with `Coordinator.registerPackageExtension(_:)` when the configuration was made.
+    public var packageExtensions: Set<String>
 
     /// A configuration for the container `identifier` in the containers' root `root`.
     public init(identifier: String, root: URL, guards: SyncGuards = SyncGuards(), pollInterval: Duration = .seconds(30),
                 initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(300),
-                coordinationTimeout: Duration = .seconds(30)) {
+                coordinationTimeout: Duration = .seconds(30), packageExtensions: Set<String>? = nil) {
+        self.packageExtensions = packageExtensions ?? Coordinator.packageExtensions
         self.identifier = identifier
         containerURL = root.appending(path: identifier, directoryHint: .isDirectory)
         agentFolder = AgentFolder(root: root)

@@ -1,7 +1,9 @@
 import CloudDocuments
+import Ubiquity
 
 /// Names the agent never syncs, on either side: sync tools' and editors' temporary, internal and
-/// lock files (``SyncInternalItems``), the agent's private folder, and its server-side areas.
+/// lock files (``SyncInternalItems``), the agent's private folder, its server-side areas, and the
+/// placeholders evicted items leave (``ItemPlaceholder``; see ``EvictedItems``).
 enum SyncExclusions {
     /// The server folder that holds conflict versions' bytes for the other devices.
     static let conflictArea = ".clouddocs-conflicts"
@@ -11,6 +13,7 @@ enum SyncExclusions {
         if name == AgentFolder.folderName || name == conflictArea { return true }
         // The agent's own names on the server (its probe folder and markers).
         if name.hasPrefix(".clouddocsd") { return true }
+        if ItemPlaceholder.isPlaceholderName(name) { return true }
         return SyncInternalItems.item(named: name) != nil
     }
 }

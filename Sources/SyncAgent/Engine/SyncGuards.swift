@@ -13,6 +13,16 @@ public struct SyncGuards: Sendable, Hashable {
     /// knows tags for at least this many of them (default 8; below, one device's edits of every
     /// file of a small container would look the same).
     public var replacementMinimumItems: Int
+    /// Files this device uploaded as new less than this many seconds ago (default a day) are
+    /// "recent additions": when the server lacks most of them at once — at least
+    /// ``recentAdditionMinimum`` — their deletion here is held until approved (a server rolled
+    /// back to a copy older than them shows nothing but those deletions).
+    public var recentAdditionWindow: Double = 86_400
+    /// See ``recentAdditionWindow`` (default 2).
+    public var recentAdditionMinimum: Int = 2
+    /// A file whose tag was read after an upload (unverified: see `JournalEntry.tagUnverified`)
+    /// is compared byte for byte by the next pass up to this size (default 16 MiB).
+    public var unverifiedTagCheckLimit: Int64 = 16 << 20
 
     public init(heldDeletionShare: Double = 0.5, heldDeletionShareMinimum: Int = 5,
                 heldDeletionMaximum: Int = 100, replacementMinimumItems: Int = 8) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the planner looks at, gathered by one pass.
 public struct SyncPlanInput: Sendable {
     /// The journal's entries: the state both sides had at the last sync.
@@ -16,6 +18,17 @@ public struct SyncPlanInput: Sendable {
     /// Local paths whose state is unknown (``LocalScan/uncertain``; `""`: all): an item under
     /// one that is missing here was not seen deleted, so nothing is planned for it.
     public var localUncertain: [String] = []
+    /// The package documents (folded into one item each in `base`, `local` and `remote`): never
+    /// matched as renames.
+    public var packages: Set<String> = []
+    /// Synced items that are missing here because they were evicted (only their placeholder is
+    /// here, files on demand): nothing is planned for them — not a deletion, not a download —
+    /// and they count as present for the emptied-root guard.
+    public var evicted: [String] = []
+    /// The time of the pass (seconds since 1970) for ``SyncGuards/recentAdditionWindow``, by
+    /// default rounded down to the hour: the window is that coarse anyway, and idle passes then
+    /// give equal inputs (so the engine can reuse the last plan).
+    public var now = Int64(Date().timeIntervalSince1970) / 3600 * 3600
 
     public init(base: [String: JournalEntry], local: [String: LocalItem]?, remote: [String: RemoteItem],
                 remoteRootFileID: String? = nil, knownRootFileID: String? = nil,
@@ -49,7 +62,11 @@ public struct SyncPlanInput: Sendable {
 /// | known | deleted | deleted | forget |
 ///
 /// Folders compare by existence only (their times and tags change with their children); a folder
-/// is never deleted while something below it is kept or arrives.
+/// is never deleted while something below it is kept or arrives. A package document arrives here
+/// folded into one file-like item (``PackageView``) and is planned like a file, never matched as
+/// a rename. An entry whose tag was read after an upload and not verified
+/// (``JournalEntry/tagUnverified``) is compared once (a `conflict` step) even when both sides are
+/// unchanged.
 ///
 /// Guards: a missing local root, or an empty one while the journal knows at least two items, is
 /// refused (an unmounted disk, not a deletion); more than ``SyncGuards/heldDeletionShare`` of the
@@ -70,7 +87,7 @@ public struct SyncPlanner: Sendable {
             return SyncPlan(refusal: "the container folder is missing (an unmounted disk?): nothing is synced until it is back")
         }
         let knownItems = input.base.count
-        if local.isEmpty, knownItems >= 2, !input.approvedEmptyRoot {
+        if local.isEmpty, input.evicted.isEmpty, knownItems >= 2, !input.approvedEmptyRoot {
             return SyncPlan(refusal: "the container folder is empty while \(knownItems) items were synced "
                 + "(an unmounted disk?): nothing is synced until it is back, or until you approve the deletions")
         }
@@ -83,7 +100,8 @@ public struct SyncPlanner: Sendable {
             }
         })
         let paths = Set(input.base.keys).union(local.keys).union(input.remote.keys).subtracting(moved)
-        for path in paths where !(local[path] == nil && Self.isUnder(path, input.localUncertain)) {
+        let unknownHere = input.localUncertain + input.evicted
+        for path in paths where !(local[path] == nil && Self.isUnder(path, unknownHere)) {
             let step = replaced
                 ? stepForNewServer(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
                 : step(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
@@ -96,11 +114,31 @@ public struct SyncPlanner: Sendable {
         plan.heldDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
             if case .deleteLocal = $0 { true } else { false }
         }
+        // A server put back to a copy older than the last additions shows nothing but those
+        // additions gone: held like a mass deletion when they are most of what was added lately.
+        plan.heldDeletions += holdRecentAdditionLoss(in: &steps, input)
         plan.heldLocalDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
             if case .deleteRemote = $0 { true } else { false }
         }
         plan.steps = Self.ordered(steps)
         return plan
+    }
+
+    /// Removes the local deletions of files added within ``SyncGuards/recentAdditionWindow``
+    /// when there are at least ``SyncGuards/recentAdditionMinimum`` of them and they are more than
+    /// half of the files added in that window (not approved as a whole), and returns their paths.
+    private func holdRecentAdditionLoss(in steps: inout [SyncStep], _ input: SyncPlanInput) -> [String] {
+        let since = input.now - Int64(guards.recentAdditionWindow)
+        let recent = Set(input.base.values.filter { !$0.isFolder && ($0.addedAt ?? .min) >= since }.map(\.path))
+        guard !recent.isEmpty else { return [] }
+        let deletions = steps.compactMap { step -> String? in
+            if case .deleteLocal(let path) = step, recent.contains(path) { path } else { nil }
+        }
+        guard deletions.count >= guards.recentAdditionMinimum, deletions.count * 2 > recent.count,
+              !Set(deletions).isSubset(of: input.approvedDeletions) else { return [] }
+        let held = Set(deletions)
+        steps.removeAll { if case .deleteLocal(let path) = $0 { held.contains(path) } else { false } }
+        return deletions.sorted()
     }
 
     /// Removes the deletions `isDeletion` picks from `steps` when they are a mass deletion not
@@ -136,7 +174,14 @@ public struct SyncPlanner: Sendable {
         let localChanged = local.map { $0.fingerprint != base.local } ?? true
         let remoteChanged = remote.map { !Self.isSame($0.tag, base.remoteTag) } ?? true
         switch (localChanged, remoteChanged) {
-        case (false, false): return nil
+        case (false, false):
+            // A tag read after our upload may be a third party's: the bytes are compared once
+            // (identical: recorded as verified; different: the server's version is current and
+            // ours a conflict version). Large files keep the tag (one download of them is dearer).
+            if base.tagUnverified == true, let local, local.fingerprint.size <= guards.unverifiedTagCheckLimit {
+                return .conflict(path)
+            }
+            return nil
         case (true, false): return local == nil ? .deleteRemote(path) : .upload(path)
         case (false, true): return remote == nil ? .deleteLocal(path) : .download(path)
         case (true, true):
@@ -186,14 +231,16 @@ public struct SyncPlanner: Sendable {
         var steps: [SyncStep] = []
         var newHere: [Key: [String]] = [:]
         var newThere: [String: [String]] = [:]
-        for (path, item) in local where !item.isFolder && input.base[path] == nil && input.remote[path] == nil {
+        for (path, item) in local where !item.isFolder && input.base[path] == nil && input.remote[path] == nil
+            && !input.packages.contains(path) {
             let print = item.fingerprint
             newHere[Key(inode: print.inode, size: print.size, modified: print.modifiedNanoseconds), default: []].append(path)
         }
-        for (path, item) in input.remote where !item.isFolder && input.base[path] == nil && local[path] == nil {
+        for (path, item) in input.remote where !item.isFolder && input.base[path] == nil && local[path] == nil
+            && !input.packages.contains(path) {
             if let fileID = item.fileID { newThere[fileID, default: []].append(path) }
         }
-        for (path, entry) in input.base.sorted(by: { $0.key < $1.key }) where !entry.isFolder {
+        for (path, entry) in input.base.sorted(by: { $0.key < $1.key }) where !entry.isFolder && !input.packages.contains(path) {
             guard let known = entry.local else { continue }
             if local[path] == nil, let remote = input.remote[path], Self.isSame(remote.tag, entry.remoteTag),
                let candidates = newHere[Key(inode: known.inode, size: known.size, modified: known.modifiedNanoseconds)],

@@ -56,6 +56,19 @@ public struct JournalEntry: Sendable, Hashable, Codable {
     /// ``previousTagLimit``): a server showing one of them again was rolled back to an older copy
     /// (see ``SyncPlanner``). `nil` in journals written before it existed.
     public var previousTags: [String]?
+    /// Whether the item is a package document (a folder synced as one unit): then ``isFolder``
+    /// is `false`, ``local`` is the package's ``PackageFingerprint`` and ``remoteTag`` the tag
+    /// made of its inner items' tags. `nil` (not a package) in journals written before it existed.
+    public var isPackage: Bool?
+    /// Whether ``remoteTag`` was read with a separate listing after an upload whose answer had no
+    /// tag: a third party's write in between would have given its tag, so the next pass compares
+    /// the bytes once (``SyncPlanner``) before trusting it. `nil`: verified.
+    public var tagUnverified: Bool?
+    /// When this device uploaded the item as a new one (seconds since 1970; `nil` for items that
+    /// came from the server, and in older journals): deletions from the server of items added
+    /// here lately are guarded apart (a server rolled back to a copy older than them shows just
+    /// those deletions, see ``SyncGuards/recentAdditionWindow``).
+    public var addedAt: Int64?
 
     /// How many earlier tags an entry keeps.
     public static let previousTagLimit = 8
@@ -63,8 +76,9 @@ public struct JournalEntry: Sendable, Hashable, Codable {
     /// `self` recorded over `earlier` (the journal's entry for the same path): the earlier tag
     /// joins the history when it differs from the new one.
     func remembering(_ earlier: JournalEntry?) -> JournalEntry {
-        guard let earlier, !earlier.isFolder, !isFolder else { return self }
         var entry = self
+        if entry.addedAt == nil { entry.addedAt = earlier?.addedAt }
+        guard let earlier, !earlier.isFolder, !isFolder else { return entry }
         var history = earlier.previousTags ?? []
         if let old = earlier.remoteTag?.value, old != remoteTag?.value { history.append(old) }
         history.removeAll { $0 == remoteTag?.value }
@@ -73,7 +87,8 @@ public struct JournalEntry: Sendable, Hashable, Codable {
     }
 
     public init(path: String, isFolder: Bool, local: LocalFingerprint?, remoteTag: RemoteTag?,
-                fileID: String? = nil, state: JournalItemState = .synced) {
+                fileID: String? = nil, state: JournalItemState = .synced, isPackage: Bool = false) {
+        self.isPackage = isPackage ? true : nil
         self.path = path
         self.isFolder = isFolder
         self.local = local
@@ -100,6 +115,29 @@ public struct JournalConflict: Sendable, Hashable, Codable {
     }
 }
 
+/// A server-side rename the agent started and has not finished (see `SyncEngine+Aside.swift`):
+/// an item moved aside under a private name at the root of the store (to be verified, then
+/// deleted or replaced), and the staging folder of a package upload. Recorded before the first
+/// request, removed after the last; a restart finishes or undoes what a `kill -9` interrupted.
+public struct JournalPendingMove: Sendable, Hashable, Codable {
+    /// The private name at the root of the store (`.clouddocsd-aside-<id>` / `.clouddocsd-staging-<id>`).
+    public var privatePath: String
+    /// The real path the item came from (aside) or goes to (staging).
+    public var realPath: String
+    /// `true` for a staging folder (a new package being uploaded), `false` for an item moved aside.
+    public var isStaging: Bool
+    /// For an item moved aside: whether its contents were verified to be what the plan saw, so
+    /// that deleting it loses nothing (then a restart deletes it; otherwise it puts it back).
+    public var verified: Bool
+
+    public init(privatePath: String, realPath: String, isStaging: Bool, verified: Bool = false) {
+        self.privatePath = privatePath
+        self.realPath = realPath
+        self.isStaging = isStaging
+        self.verified = verified
+    }
+}
+
 /// Facts about the server as a whole, kept to notice a server that was replaced.
 public struct JournalServerIdentity: Sendable, Hashable, Codable {
     /// The root folder's file identity when the server gives one (`oc:fileid`).
@@ -115,4 +153,6 @@ enum JournalRecord: Codable, Equatable {
     case putConflict(JournalConflict)
     case removeConflict(remotePath: String)
     case server(JournalServerIdentity)
+    case putPendingMove(JournalPendingMove)
+    case removePendingMove(privatePath: String)
 }

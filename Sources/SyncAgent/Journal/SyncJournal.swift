@@ -25,6 +25,8 @@ public final class SyncJournal {
     public private(set) var entries: [String: JournalEntry] = [:]
     public private(set) var conflicts: [String: JournalConflict] = [:]
     public private(set) var server = JournalServerIdentity(rootFileID: nil)
+    /// Server-side renames started and not finished, by private path (``JournalPendingMove``).
+    public private(set) var pendingMoves: [String: JournalPendingMove] = [:]
     private var logDescriptor: Int32 = -1
     private var logRecordCount = 0
     /// Whether appends are flushed with `fdatasync` (tests of the format may turn it off).
@@ -92,12 +94,22 @@ public final class SyncJournal {
     /// cannot be written; then nothing changed.
     public func removeConflict(remotePath: String) throws(JournalError) { try append([.removeConflict(remotePath: remotePath)]) }
 
+    /// Records a server-side rename about to start (flushed before it returns). Throws
+    /// ``JournalError`` when the log cannot be written; then the rename must not start.
+    public func putPendingMove(_ move: JournalPendingMove) throws(JournalError) { try append([.putPendingMove(move)]) }
+
+    /// Forgets a finished server-side rename (flushed before it returns).
+    public func removePendingMove(privatePath: String) throws(JournalError) {
+        try append([.removePendingMove(privatePath: privatePath)])
+    }
+
     public func setServer(_ identity: JournalServerIdentity) throws(JournalError) { try append([.server(identity)]) }
 
     /// Forgets everything (a new server): written as a new, empty snapshot.
     public func reset() throws(JournalError) {
         entries = [:]
         conflicts = [:]
+        pendingMoves = [:]
         try compact()
     }
 
@@ -141,6 +153,7 @@ public final class SyncJournal {
         var records: [JournalRecord] = [.server(server)]
         records += entries.keys.sorted().compactMap { entries[$0].map(JournalRecord.put) }
         records += conflicts.keys.sorted().compactMap { conflicts[$0].map(JournalRecord.putConflict) }
+        records += pendingMoves.keys.sorted().compactMap { pendingMoves[$0].map(JournalRecord.putPendingMove) }
         let encoder = JSONEncoder()
         let temporary = snapshotPath + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -197,6 +210,8 @@ public final class SyncJournal {
             case .putConflict(let conflict): conflicts[conflict.remotePath] = conflict
             case .removeConflict(let remotePath): conflicts[remotePath] = nil
             case .server(let identity): server = identity
+            case .putPendingMove(let move): pendingMoves[move.privatePath] = move
+            case .removePendingMove(let privatePath): pendingMoves[privatePath] = nil
             }
         }
     }

@@ -40,11 +40,27 @@ public protocol RemoteStore: Sendable {
     /// ``RemoteStoreError/notFound(_:)`` when the folder is missing.
     func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem])
 
+    /// Like ``listWithFolder(_:)``, but answers ``RemoteFolderListing/unchanged`` when the
+    /// server's answer is the same as the one `token` came from (a poll of an unchanged folder
+    /// then costs the request, not the reading of its answer). A store that cannot tell always
+    /// lists, with a `nil` token (and the folder's own entry at least for the root).
+    /// Throws ``RemoteStoreError/notFound(_:)`` when the folder is missing.
+    func listWithFolder(_ path: RemotePath,
+                        unlessUnchangedSince token: RemoteListingToken?) async throws(RemoteStoreError) -> RemoteFolderListing
+
     /// Streams the file at `path` into the local file `destination` (created or truncated; the
     /// caller picks a temporary name and renames it into place). `progress` is called with the
     /// bytes received so far and the expected total (when the server says it).
     /// Returns the tag of the bytes received (`nil` when the server sends none).
     func download(_ path: RemotePath, to destination: URL,
+                  progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag?
+
+    /// Like ``download(_:to:progress:)``, for a file the listing said has `listedSize` bytes: an
+    /// answer that grows past that size plus a margin (``RemoteStore/downloadLimit(forListedSize:)``)
+    /// is cut, whether or not it announced a length (a chunked answer that never ends cannot fill
+    /// the disk): it throws ``RemoteStoreError/malformedResponse(_:)`` and `destination` is removed.
+    /// `nil`: no listed size, bounded only by the answer's `Content-Length` when it has one.
+    func download(_ path: RemotePath, to destination: URL, listedSize: Int64?,
                   progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag?
 
     /// Streams the local file `source` to `path` under `condition`. Returns the new tag when the
@@ -65,7 +81,62 @@ public protocol RemoteStore: Sendable {
               condition: RemoteWriteCondition) async throws(RemoteStoreError)
 }
 
+/// What a store remembers of one answer to a folder listing: enough to tell that the next
+/// answer is the same, byte for byte (for WebDAV, a digest and the length of the `PROPFIND` body:
+/// ``WebDAVBodyDigest``). Not a server tag: on Apache a folder's tag is its own modification time
+/// and size, which a same-size rewrite of a file inside leaves as it was, while the file's tag in
+/// the answer changes.
+public struct RemoteListingToken: Sendable, Hashable {
+    public let high: UInt64
+    public let low: UInt64
+    /// The length of the answer, in bytes.
+    public let length: Int
+
+    public init(high: UInt64, low: UInt64, length: Int) {
+        self.high = high
+        self.low = low
+        self.length = length
+    }
+}
+
+/// The answer of ``RemoteStore/listWithFolder(_:unlessUnchangedSince:)``.
+public enum RemoteFolderListing: Sendable {
+    /// The answer is the one the given token came from: the folder and its items are as they were.
+    case unchanged
+    /// The folder's own entry (always for the root; for other folders when the same answer
+    /// carried it, as a WebDAV `Depth: 1` listing does), its items (sorted by path), and the
+    /// token of this answer (`nil` when the store cannot tell answers apart).
+    case listed(folder: RemoteItem?, items: [RemoteItem], token: RemoteListingToken?)
+}
+
 extension RemoteStore {
+    /// Forwards to ``download(_:to:progress:)`` without a bound: for stores whose answers cannot
+    /// run past the file (in memory, tests).
+    public func download(_ path: RemotePath, to destination: URL, listedSize: Int64?,
+                         progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
+        try await download(path, to: destination, progress: progress)
+    }
+
+    /// The most bytes a download of a file listed with `listedSize` bytes may bring: the size plus
+    /// a margin of a tenth, at least 1 MiB (a file that grew a little since the listing still
+    /// arrives; one that grew more fails this pass and is fetched by the next, with its new size).
+    public static func downloadLimit(forListedSize listedSize: Int64) -> Int64 {
+        let size = max(0, listedSize)
+        let margin = max(Int64(1 << 20), size / 10)
+        return size > Int64.max - margin ? Int64.max : size + margin
+    }
+
+    /// Always lists, with no token, for stores that cannot compare answers: the root with
+    /// ``listWithFolder(_:)``, any other folder with ``list(_:)`` alone (no entry of its own).
+    public func listWithFolder(_ path: RemotePath,
+                               unlessUnchangedSince token: RemoteListingToken?) async throws(RemoteStoreError) -> RemoteFolderListing {
+        if path.isRoot {
+            let listed = try await listWithFolder(path)
+            return .listed(folder: listed.folder, items: listed.items, token: nil)
+        }
+        return .listed(folder: nil, items: try await list(path), token: nil)
+    }
+
     /// Two calls: ``item(at:)`` then ``list(_:)``. Stores that can describe a folder and its
     /// children at once implement it with one.
     public func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem]) {

@@ -37,7 +37,7 @@ struct WebDAVAddressing: Sendable {
     /// empty, `.` or `..` component (also percent-encoded, as `%2e%2e`); one with an encoded `/`
     /// (`%2F`) or NUL in a component; one whose percent-encoding is invalid.
     func path(forHref href: String) throws(RemoteStoreError) -> RemotePath {
-        let trimmed = href.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = WebDAVMultistatus.trimmed(href)
         // Checked on the raw text: URLComponents would quietly re-encode a stray `%` as `%25`.
         guard Self.isValidPercentEncoding(Substring(trimmed)),
               let components = URLComponents(string: trimmed), components.query == nil, components.fragment == nil else {

@@ -49,6 +49,19 @@ enum WebDAVMultistatus {
         return reader.entries
     }
 
+    /// `text` without leading and trailing XML white space (space, tab, CR, LF), in Swift (no
+    /// `NSString` bridge: a listing has tens of thousands of values).
+    static func trimmed(_ text: String) -> String {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        let bytes = text.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return text }
+        // Only ASCII bytes were cut, so the rest is whole UTF-8.
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+
     /// Whether a `<status>` line (`HTTP/1.1 200 OK`) says 2xx.
     static func isSuccess(statusLine: String) -> Bool {
         let fields = statusLine.split(separator: " ")
@@ -103,7 +116,7 @@ private final class MultistatusReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
         defer { if !path.isEmpty { path.removeLast() } }
         let namespace = namespaceURI ?? ""
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = WebDAVMultistatus.trimmed(text)
         text = ""
         if namespace == WebDAVMultistatus.ownCloudNamespace, elementName == "fileid", isInside("prop") {
             propstatProperties.fileID = value.isEmpty ? nil : value

@@ -11,8 +11,18 @@ extension WebDAVStore {
     /// failure after that it is removed. `progress` runs on the store's delegate queue.
     public func download(_ path: RemotePath, to destination: URL,
                          progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
+        try await download(path, to: destination, listedSize: nil, progress: progress)
+    }
+
+    /// `GET` as ``download(_:to:progress:)``, cut once the body passes `listedSize` plus a margin
+    /// (``RemoteStore/downloadLimit(forListedSize:)``), announced length or not: the call throws
+    /// ``RemoteStoreError/malformedResponse(_:)`` before the excess is written, and `destination`
+    /// is removed.
+    public func download(_ path: RemotePath, to destination: URL, listedSize: Int64?,
+                         progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
         let url = addressing.url(for: path)
-        let exchange = WebDAVExchange(sink: .file(destination), description: "GET \(url.path)", receiveProgress: progress)
+        let exchange = WebDAVExchange(sink: .file(destination), description: "GET \(url.path)", receiveProgress: progress,
+                                      maximumFileBytes: listedSize.map { Self.downloadLimit(forListedSize: $0) })
         let response: WebDAVResponse
         do {
             response = try await transport.send(request("GET", url), body: .none, exchange: exchange)

@@ -11,6 +11,8 @@ import Synchronization
 ///   (``WebDAVConfiguration/maximumResponseBytes``) and a namespace-aware XML parser; every `href`
 ///   is checked (``WebDAVAddressing/path(forHref:)``) and one that leaves the root fails the call
 ///   with ``RemoteStoreError/escapingPath(_:)``.
+/// - A folder listing whose answer is the same XML as the one a ``RemoteListingToken`` came from
+///   is not parsed again (``listWithFolder(_:unlessUnchangedSince:)``, ``WebDAVBodyDigest``).
 /// - File bodies stream: `GET` writes each piece to the destination as it arrives, `PUT` reads the
 ///   source file in pieces. Memory does not grow with the file's size.
 /// - Writes carry their ``RemoteWriteCondition`` (`If-None-Match: *`, `If-Match` with a strong tag;
@@ -101,12 +103,18 @@ public final class WebDAVStore: RemoteStore {
     /// `PROPFIND` with `depth` on `path` (as a folder URL when `asFolder`): the responses, or `nil`
     /// on 404.
     func propfind(_ path: RemotePath, depth: String, asFolder: Bool) async throws(RemoteStoreError) -> [WebDAVResponseEntry]? {
+        guard let body = try await propfindBody(path, depth: depth, asFolder: asFolder) else { return nil }
+        return try WebDAVMultistatus.parse(body)
+    }
+
+    /// `PROPFIND` with `depth` on `path`: the `207` answer's body as it came (bounded), or `nil` on 404.
+    func propfindBody(_ path: RemotePath, depth: String, asFolder: Bool) async throws(RemoteStoreError) -> Data? {
         let response = try await perform("PROPFIND", addressing.url(for: path, isFolder: asFolder),
                                          headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"],
                                          body: .data(WebDAVMultistatus.requestBody))
         if response.status == 404 { return nil }
         guard response.status == 207 else { throw WebDAVStatus.error(for: response, method: "PROPFIND", path: path) }
-        return try WebDAVMultistatus.parse(response.body)
+        return response.body
     }
 
     /// The item a response describes, its `href` checked.
@@ -137,6 +145,25 @@ public final class WebDAVStore: RemoteStore {
     /// One `Depth: 1` PROPFIND: the folder's own entry and its children's.
     public func listWithFolder(_ path: RemotePath) async throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem]) {
         guard let entries = try await propfind(path, depth: "1", asFolder: true) else { throw .notFound(path) }
+        return try folderListing(path, entries)
+    }
+
+    /// One `Depth: 1` PROPFIND; its body is read (parsed, every `href` checked) only when its
+    /// digest (``WebDAVBodyDigest``) differs from `token`'s. The body, not the folder's tag: on
+    /// Apache a folder's tag is its own modification time and size, unchanged by a same-size
+    /// rewrite of a file inside, whose tag in the body changes.
+    public func listWithFolder(_ path: RemotePath,
+                               unlessUnchangedSince token: RemoteListingToken?) async throws(RemoteStoreError) -> RemoteFolderListing {
+        guard let body = try await propfindBody(path, depth: "1", asFolder: true) else { throw .notFound(path) }
+        let digest = WebDAVBodyDigest.token(of: body)
+        if let token, token == digest { return .unchanged }
+        let listed = try folderListing(path, WebDAVMultistatus.parse(body))
+        return .listed(folder: listed.folder, items: listed.items, token: digest)
+    }
+
+    /// The folder at `path` and its children, from the responses of a `Depth: 1` PROPFIND.
+    private func folderListing(_ path: RemotePath,
+                               _ entries: [WebDAVResponseEntry]) throws(RemoteStoreError) -> (folder: RemoteItem, items: [RemoteItem]) {
         var items: [RemoteItem] = []
         var folder: RemoteItem?
         var seen = Set<RemotePath>()

@@ -2,23 +2,27 @@ import Foundation
 
 extension UbiquityAccount {
     /// Apple's `FileManager.isUbiquitousItem(at:)`: whether the item at `url` is in the cloud —
-    /// something is there (not following a final link) and it is inside a ubiquity container.
-    /// `false` when nothing is there, when it is outside every container, and when signed out.
-    /// Any thread.
+    /// something is there (not following a final link), or only its placeholder (it was evicted),
+    /// and it is inside a ubiquity container. `false` when nothing is there, when it is outside
+    /// every container, and when signed out. Any thread.
     public func isUbiquitousItem(at url: URL) -> Bool {
-        containerOfItem(at: url) != nil && Self.itemExists(url.standardizedFileURL)
+        guard containerOfItem(at: url) != nil else { return false }
+        return Self.itemExists(url.standardizedFileURL) || (try? ItemPlaceholder.read(forItemAt: url)) ?? nil != nil
     }
 
     /// Apple's `FileManager.evictUbiquitousItem(at:)`: drops the local copy of the item at `url`,
     /// keeping it in the cloud — done by the container's provider, and only meaningful for one
-    /// with placeholders. None of today's providers has them (sync tools keep every file whole),
-    /// so this says so rather than doing nothing. Do not call it inside a coordinated write of
-    /// the item. Any thread.
+    /// with placeholders: the sync agent (`provider = agent`) leaves an ``ItemPlaceholder``;
+    /// sync tools keep every file whole, so for them this says so rather than doing nothing. Do
+    /// not call it inside a coordinated write of the item: open documents are asked to save and
+    /// step aside first. Blocks until the provider answered (the agent: at most two minutes);
+    /// any thread, preferably not the main one.
     ///
     /// - Throws: `.notSignedIn` (and the configuration's errors); `.itemNotInContainer` when `url`
     ///   is outside every container; `.itemNotFound` when nothing is there (for providers
     ///   without placeholders); `.providerDoesNotSupportPlaceholders(provider:)` naming the
-    ///   provider; or the provider's own errors.
+    ///   provider; `.evictionRefused(path:reason:)` from the agent (not uploaded yet, unsaved
+    ///   changes, conflicts, no agent running); or the provider's own errors.
     public func evictUbiquitousItem(at url: URL) throws(UbiquityError) {
         let (container, provider) = try placeholderProvider(forItemAt: url)
         try provider.evictItem(at: url.standardizedFileURL, in: container)
@@ -26,9 +30,9 @@ extension UbiquityAccount {
 
     /// Apple's `FileManager.startDownloadingUbiquitousItem(at:)`: asks the container's provider to
     /// download the item at `url` and returns without waiting (watch the item's status, or a
-    /// metadata query, to learn when it is current). Errors as for ``evictUbiquitousItem(at:)``:
-    /// today's providers keep every file whole and say so with
-    /// `.providerDoesNotSupportPlaceholders(provider:)`. Any thread.
+    /// metadata query, to learn when it is current); an item already here is left alone.
+    /// Errors as for ``evictUbiquitousItem(at:)``: sync tools keep every file whole and say so
+    /// with `.providerDoesNotSupportPlaceholders(provider:)`. Any thread.
     public func startDownloadingUbiquitousItem(at url: URL) throws(UbiquityError) {
         let (container, provider) = try placeholderProvider(forItemAt: url)
         try provider.startDownloadingItem(at: url.standardizedFileURL, in: container)

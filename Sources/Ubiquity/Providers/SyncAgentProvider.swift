@@ -11,25 +11,95 @@ import SystemSupport
 /// - an item the agent holds a conflict for has unresolved conflicts;
 /// - any other item is uploaded and current.
 ///
+/// An evicted item (only its placeholder is here, ``ItemPlaceholder``) is not downloaded, or
+/// downloading with its percent while the agent brings it back.
+///
 /// With no agent running (nothing holds `agent.lock`) it reports what is true of a folder no agent
 /// serves: items whole on disk (downloaded, current) and **not uploaded** (0 %).
-/// Placeholders are not supported yet. Reads never block; any thread.
+/// Evicting and downloading go through the agent (``evictItem(at:in:)``,
+/// ``startDownloadingItem(at:in:)``). Status reads never block; any thread.
 public struct SyncAgentProvider: UbiquityProvider {
     /// The provider of `provider = agent`.
     public init() {}
 
     public var kind: UbiquityProviderKind { .agent }
     public var name: String { "the sync agent (clouddocsd)" }
-    public var supportsPlaceholders: Bool { false }
+    public var supportsPlaceholders: Bool { true }
+
+    /// How long ``evictItem(at:in:)`` waits for the agent's answer.
+    static let evictionAnswerTimeout: Duration = .seconds(120)
+
+    /// Asks the agent to evict the item (files on demand) and waits for its answer: the agent
+    /// does it inside a coordinated write, so open documents in every process save first and
+    /// step aside. Blocks the calling thread (never longer than two minutes) — call it off the
+    /// main actor.
+    ///
+    /// - Throws: ``UbiquityError/evictionRefused(path:reason:)`` when the agent is not running,
+    ///   does not answer in time, or refuses (the item is not uploaded yet, has unsaved changes or
+    ///   unresolved conflicts, is a folder); ``UbiquityError/itemNotFound(path:)`` when nothing is
+    ///   there; `.containerUnavailable` when the request cannot be left.
+    public func evictItem(at url: URL, in container: UbiquityContainer) throws(UbiquityError) {
+        let path = url.standardizedFileURL.path
+        guard let relative = Self.relativePath(of: url, in: container) else { throw .itemNotInContainer(path: path) }
+        if Self.isEvicted(url) { return }
+        guard (try? POSIX.linkStatus(SystemPath(fileURL: url))) ?? nil != nil else { throw .itemNotFound(path: path) }
+        let folder = AgentFolder(root: container.url.deletingLastPathComponent())
+        guard folder.isAgentRunning else {
+            throw .evictionRefused(path: path, reason: "the sync agent (clouddocsd) is not running, so nothing can say the item is uploaded")
+        }
+        let request = AgentRequest(command: .evict, container: container.identifier, path: relative)
+        try folder.send(request)
+        let deadline = ContinuousClock.now + Self.evictionAnswerTimeout
+        while ContinuousClock.now < deadline {
+            if let status = folder.status(of: container.identifier), status.handledRequests.contains(request.id) {
+                if let reason = status.refusedRequests?[request.id] { throw .evictionRefused(path: path, reason: reason) }
+                return
+            }
+            guard folder.isAgentRunning else { throw .evictionRefused(path: path, reason: "the sync agent stopped before it answered") }
+            // The agent answers within one of its turns; a short bounded poll of its status file.
+            usleep(20_000)
+        }
+        throw .evictionRefused(path: path, reason: "the sync agent did not answer within two minutes")
+    }
+
+    /// Asks the agent to download the evicted item and returns at once (watch its status or a
+    /// metadata query). An item already here is left alone. Without a running agent the request
+    /// waits in the agent's folder for its next start.
+    ///
+    /// - Throws: ``UbiquityError/itemNotFound(path:)`` when neither the item nor its placeholder
+    ///   is there; `.containerUnavailable` when the request cannot be left.
+    public func startDownloadingItem(at url: URL, in container: UbiquityContainer) throws(UbiquityError) {
+        let path = url.standardizedFileURL.path
+        guard let relative = Self.relativePath(of: url, in: container) else { throw .itemNotInContainer(path: path) }
+        guard Self.isEvicted(url) else {
+            if (try? POSIX.linkStatus(SystemPath(fileURL: url))) ?? nil != nil { return }
+            throw .itemNotFound(path: path)
+        }
+        try AgentFolder(root: container.url.deletingLastPathComponent())
+            .send(AgentRequest(command: .download, container: container.identifier, path: relative))
+    }
 
     public func status(ofItemAt url: URL, in container: UbiquityContainer) -> UbiquitousItemStatus {
         let folder = AgentFolder(root: container.url.deletingLastPathComponent())
+        let evicted = Self.isEvicted(url)
         guard folder.isAgentRunning, let published = folder.status(of: container.identifier),
               let relative = Self.relativePath(of: url, in: container) else {
-            return .fullyLocal(itemAt: url, isUploaded: false)
+            // An evicted item was uploaded before it was evicted.
+            var status = UbiquitousItemStatus.fullyLocal(itemAt: url, isUploaded: evicted)
+            if evicted { status.downloadingStatus = .notDownloaded; status.percentDownloaded = 0 }
+            return status
         }
         var status = UbiquitousItemStatus.fullyLocal(itemAt: url, isUploaded: true)
         if published.conflicted.contains(relative) { status.hasUnresolvedConflicts = true }
+        if evicted {
+            status.downloadingStatus = .notDownloaded
+            status.percentDownloaded = 0
+            if let transfer = published.transfers.first(where: { $0.path == relative && !$0.isUpload }) {
+                status.isDownloading = true
+                status.percentDownloaded = transfer.percent ?? 0
+            }
+            return status
+        }
         if let transfer = published.transfers.first(where: { $0.path == relative }) {
             if transfer.isUpload {
                 status.isUploaded = false
@@ -69,6 +139,12 @@ public struct SyncAgentProvider: UbiquityProvider {
         var relative = String(item.dropFirst(prefix.count))
         while relative.hasSuffix("/") { relative.removeLast() }
         return relative
+    }
+
+    /// Whether only the item's placeholder is here (``ItemPlaceholder``): it was evicted.
+    static func isEvicted(_ url: URL) -> Bool {
+        guard (try? POSIX.linkStatus(SystemPath(fileURL: url))) ?? nil == nil else { return false }
+        return (try? ItemPlaceholder.read(forItemAt: url)) ?? nil != nil
     }
 
     /// Whether the item changed after `date` (true when the agent never looked).

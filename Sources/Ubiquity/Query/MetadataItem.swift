@@ -33,6 +33,8 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
         static let folder = Flags(rawValue: 1)
         static let ubiquitous = Flags(rawValue: 2)
         static let conflicts = Flags(rawValue: 4)
+        /// Only a placeholder is here (``ItemPlaceholder``): size and dates are the evicted item's.
+        static let evicted = Flags(rawValue: 8)
     }
 
     init(id: UInt64, folderPath: String, name: String, stamp: ItemStamp, flags: Flags) {
@@ -45,6 +47,7 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
         self.inode = stamp.inode
         self.flags = flags
         if stamp.isFolder { self.flags.insert(.folder) }
+        if stamp.isEvicted { self.flags.insert(.evicted) }
     }
 
     /// The absolute path (a lossless path string).
@@ -60,6 +63,10 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
     public var isFolder: Bool { flags.contains(.folder) }
     /// Whether the item is inside a ubiquity container.
     public var isUbiquitous: Bool { flags.contains(.ubiquitous) }
+    /// Whether only the item's placeholder is on this machine (it was evicted; the provider
+    /// downloads it on request, or when a coordinated read opens it). Its size and dates are the
+    /// evicted item's, from the placeholder.
+    public var isEvicted: Bool { flags.contains(.evicted) }
     /// Whether conflict copies of the item made by a sync tool are beside it (they are not results
     /// themselves; resolving a conflict version deletes its copy).
     public var hasUnresolvedConflicts: Bool { flags.contains(.conflicts) }
@@ -70,11 +77,16 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
 
     /// The item's place in the cloud. Inside a container, what the providers without transfers
     /// (`none`, and `external` while no temporary file of the tool is beside the item) report:
-    /// downloaded and current (100 %), uploaded (100 %), not transferring, plus the conflict flag.
+    /// downloaded and current (100 %), uploaded (100 %), not transferring, plus the conflict flag;
+    /// an evicted item is not downloaded (0 %) and uploaded.
     /// The query does not ask the container's provider (``UbiquityAccount/status(ofItemAt:)`` does).
     public var ubiquitousStatus: UbiquitousItemStatus {
-        UbiquitousItemStatus(isUbiquitous: isUbiquitous, percentDownloaded: isUbiquitous ? 100 : nil,
-                             percentUploaded: isUbiquitous ? 100 : nil, hasUnresolvedConflicts: hasUnresolvedConflicts)
+        if isUbiquitous, isEvicted {
+            return UbiquitousItemStatus(isUbiquitous: true, downloadingStatus: .notDownloaded, percentDownloaded: 0,
+                                        percentUploaded: 100, hasUnresolvedConflicts: hasUnresolvedConflicts)
+        }
+        return UbiquitousItemStatus(isUbiquitous: isUbiquitous, percentDownloaded: isUbiquitous ? 100 : nil,
+                                    percentUploaded: isUbiquitous ? 100 : nil, hasUnresolvedConflicts: hasUnresolvedConflicts)
     }
 
     /// The value of `attribute`, typed as Apple's `NSMetadataItem.value(forAttribute:)` returns it
@@ -125,15 +137,38 @@ struct ItemStamp: Sendable, Hashable {
     var modified: Int64
     var created: Int64
     var inode: UInt64
+    /// The entry is an evicted item's placeholder: size, dates and folder-ness are the item's
+    /// (from ``PlaceholderFacts``), the inode the placeholder's.
+    var isEvicted = false
+}
+
+extension ItemStamp {
+    /// The stamp of the item `name` in `folder` (a lossless path) when only its placeholder is
+    /// there, or `nil` when there is no valid placeholder.
+    static func evicted(_ name: String, in folder: String) -> ItemStamp? {
+        guard let placeholderName = ItemPlaceholder.placeholderName(forItemNamed: name) else { return nil }
+        let path = SyncFolderListing.join(folder, placeholderName)
+        guard let own = PathBytes.withCString(path, { ItemStatReader.stamp(in: AT_FDCWD, $0) }), !own.isFolder else { return nil }
+        return evicted(placeholderAt: path, inode: own.inode)
+    }
+
+    /// The stamp of an evicted item from its placeholder file at `path`, whose inode (from the
+    /// folder listing) is `inode`; `nil` when it is not a valid placeholder.
+    static func evicted(placeholderAt path: String, inode: UInt64) -> ItemStamp? {
+        guard let facts = PlaceholderFacts.read(placeholderAt: path) else { return nil }
+        return ItemStamp(isFolder: facts.isPackage, size: facts.size, modified: facts.modifiedNanoseconds,
+                         created: facts.createdNanoseconds, inode: inode, isEvicted: true)
+    }
 }
 
 extension MetadataItem {
     /// The item at `url` as a query would report it (identifier 0; has-unresolved-conflicts from
-    /// the conflict copies beside it; ubiquitous when inside a container of `account`), or nil when
-    /// nothing is there. Does not follow a final symbolic link. Any thread.
+    /// the conflict copies beside it; ubiquitous when inside a container of `account`; evicted
+    /// when only its placeholder is there), or nil when nothing is there. Does not follow a final symbolic link. Any thread.
     public static func examine(_ url: URL, account: UbiquityAccount = .shared) -> MetadataItem? {
         guard let (folder, name) = SyncFolderListing.split(PathBytes.path(of: url.standardizedFileURL)),
               let stamp = PathBytes.withCString(SyncFolderListing.join(folder, name), { ItemStatReader.stamp(in: AT_FDCWD, $0) })
+                ?? ItemStamp.evicted(name, in: folder)
         else { return nil }
         var flags: Flags = []
         if account.containerOfItem(at: url) != nil { flags.insert(.ubiquitous) }

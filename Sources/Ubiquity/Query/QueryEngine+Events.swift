@@ -80,6 +80,11 @@ extension QueryEngine {
         guard first != UInt8(ascii: "."), let root = root(containing: path) else {
             // Renamed to a hidden name or out of the scopes: gone now, not when the hold ends.
             if isMovedTo, let away = held.takeMove(cookie: report.cookie) { reportRemoval(of: away) }
+            // A placeholder came or went: its item is evicted now, or downloaded, or gone.
+            if first == UInt8(ascii: "."), let itemName = ItemPlaceholder.itemName(forPlaceholderNamed: name),
+               let root = root(containing: SyncFolderListing.join(folder, itemName)), root.isUbiquitous {
+                refresh(folder: folder, name: itemName, root: root, previous: nil)
+            }
             return
         }
         let isFolder = mask & UInt32(IN_ISDIR) != 0
@@ -101,6 +106,10 @@ extension QueryEngine {
                 for item in results.detachSubtree(of: path).values { results.reportRemoval(item) }
                 watches.removeSubtree(path)
                 conflictCopies.removeSubtree(path)
+            } else if root.isUbiquitous, results.item(inFolder: folder, named: name) != nil,
+                      ItemStamp.evicted(name, in: folder) != nil {
+                // Evicted: the same item, now only a placeholder.
+                refresh(folder: folder, name: name, root: root, previous: nil)
             } else {
                 conflictCopies.remove(name, in: folder)
                 if let item = results.detach(folder: folder, name: name),
@@ -144,7 +153,8 @@ extension QueryEngine {
             return
         }
         let path = SyncFolderListing.join(folder, name)
-        guard let stamp = PathBytes.withCString(path, { ItemStatReader.stamp(in: AT_FDCWD, $0) }) else {
+        guard let stamp = PathBytes.withCString(path, { ItemStatReader.stamp(in: AT_FDCWD, $0) })
+                ?? (root.isUbiquitous ? ItemStamp.evicted(name, in: folder) : nil) else {
             results.remove(folder: folder, name: name)
             if let previous { results.reportRemoval(previous) }
             return

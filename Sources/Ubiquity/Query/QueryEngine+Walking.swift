@@ -41,16 +41,48 @@ extension QueryEngine {
             // Names the sync-tool rules must look at: their folder's listing is needed for conflicts.
             var entries: [(name: String, stamp: ItemStamp, special: Bool)] = []
             var copyLikeNames: [String] = []
+            var placeholders: [(name: String, stamp: ItemStamp)] = []
+            // `folder/` as C bytes, for the placeholders' paths.
+            var placeholderPath: [CChar] = []
             while let entry = readdir(stream) {
                 withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                     let bytes = raw.prefix(while: { $0 != 0 })
-                    // Hidden names (and `.`, `..`) are never results, nor walked.
-                    guard let first = bytes.first, first != UInt8(ascii: ".") else { return }
+                    // Hidden names (and `.`, `..`) are never results, nor walked; an evicted
+                    // item's placeholder stands for the item under its real name.
+                    guard let first = bytes.first, first != UInt8(ascii: ".") else {
+                        // A regular file (or a type the file system does not tell) may be one.
+                        let type = entry.pointee.d_type
+                        if root.isUbiquitous, type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN),
+                           PlaceholderNameFilter.mayBePlaceholder(bytes) {
+                            if placeholderPath.isEmpty { placeholderPath = PathBytes.bytes(of: folder).map { CChar(bitPattern: $0) } + [CChar(UInt8(ascii: "/"))] }
+                            let prefix = placeholderPath.count
+                            placeholderPath.append(contentsOf: bytes.map { CChar(bitPattern: $0) })
+                            placeholderPath.append(0)
+                            let facts = placeholderPath.withUnsafeBufferPointer { PlaceholderFacts.read(placeholderAtCPath: $0.baseAddress!) }
+                            placeholderPath.removeSubrange(prefix...)
+                            let itemBytes = bytes.dropFirst().dropLast(ItemPlaceholder.nameSuffix.utf8.count)
+                            if let facts, !itemBytes.contains(UInt8(ascii: "/")) {
+                                placeholders.append((PathBytes.string(fromBytes: itemBytes),
+                                                     ItemStamp(isFolder: facts.isPackage, size: facts.size, modified: facts.modifiedNanoseconds,
+                                                               created: facts.createdNanoseconds, inode: UInt64(entry.pointee.d_ino), isEvicted: true)))
+                            }
+                        }
+                        return
+                    }
                     let isInternal = ResultNameFilter.mayBeInternal(bytes)
                     let isCopy = ResultNameFilter.mayBeConflictCopy(bytes)
                     if isCopy { copyLikeNames.append(PathBytes.string(fromBytes: bytes)) }
                     guard let stamp = ItemStatReader.stamp(in: descriptor, raw.baseAddress!.assumingMemoryBound(to: CChar.self)) else { return }
                     entries.append((PathBytes.string(fromBytes: bytes), stamp, isInternal || isCopy))
+                }
+            }
+            // An evicted item is a result when its real name is free (both there: a download or
+            // an eviction was cut short, and the real file is the item).
+            if !placeholders.isEmpty {
+                let present = entries.isEmpty ? [] : Set(entries.map { ExactName($0.name) })
+                for placeholder in placeholders where placeholder.name != "." && placeholder.name != ".."
+                    && !present.contains(ExactName(placeholder.name)) {
+                    entries.append((placeholder.name, placeholder.stamp, false))
                 }
             }
             closedir(stream)
@@ -68,7 +100,7 @@ extension QueryEngine {
                 if special, copies.contains(name) || SyncInternalItems.item(named: name) != nil { continue }
                 if stamp.isFolder || seen != nil {
                     let path = SyncFolderListing.join(folder, name)
-                    if stamp.isFolder {
+                    if stamp.isFolder, !stamp.isEvicted {
                         guard root.includes(folder: path) else { continue }
                         stack.append(path)
                     }

@@ -36,3 +36,11 @@ enum ResultNameFilter {
         }
     }
 }
+
+/// The cheap byte test for an evicted item's placeholder name (`.NAME.clouddocs-placeholder`),
+/// run on hidden names in ubiquitous scopes before ``ItemPlaceholder/itemName(forPlaceholderNamed:)``.
+enum PlaceholderNameFilter {
+    static func mayBePlaceholder<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bool {
+        bytes.count > ItemPlaceholder.nameSuffix.utf8.count + 1 && bytes.reversed().starts(with: ItemPlaceholder.nameSuffix.utf8.reversed())
+    }
+}

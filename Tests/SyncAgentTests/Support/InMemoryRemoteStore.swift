@@ -23,6 +23,19 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
         var uploads = 0
         var downloads = 0
         var beforeNextUpload: (@Sendable (inout State) -> Void)?
+        /// Runs once, right after the next upload was stored (another client writing between the
+        /// agent's `PUT` and its next request).
+        var afterNextUpload: (@Sendable (inout State) -> Void)?
+        /// Runs once, right after the next download's bytes were read (another client writing
+        /// while the agent downloads).
+        var afterNextDownload: (@Sendable (inout State) -> Void)?
+        /// Runs once, at the start of the next `MOVE`.
+        var beforeNextMove: (@Sendable (inout State) -> Void)?
+        /// Called with the paths of every item at the start of each upload (to watch what the
+        /// server shows while a package is uploaded).
+        var onUpload: (@Sendable ([RemotePath]) -> Void)?
+        /// Whether a `PUT` answer carries the new tag (Apache's does not).
+        var tagsInPutAnswers = true
         var lists = 0
     }
 
@@ -67,6 +80,21 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
     /// Runs `change` on the tree at the start of the next upload (another client writing between
     /// the agent's listing and its `PUT`).
     func beforeNextUpload(_ change: @escaping @Sendable (inout State) -> Void) { state.withLock { $0.beforeNextUpload = change } }
+
+    /// See ``State/afterNextUpload``.
+    func afterNextUpload(_ change: @escaping @Sendable (inout State) -> Void) { state.withLock { $0.afterNextUpload = change } }
+
+    /// See ``State/afterNextDownload``.
+    func afterNextDownload(_ change: @escaping @Sendable (inout State) -> Void) { state.withLock { $0.afterNextDownload = change } }
+
+    /// See ``State/beforeNextMove``.
+    func beforeNextMove(_ change: @escaping @Sendable (inout State) -> Void) { state.withLock { $0.beforeNextMove = change } }
+
+    /// See ``State/onUpload``.
+    func onUpload(_ observer: @escaping @Sendable ([RemotePath]) -> Void) { state.withLock { $0.onUpload = observer } }
+
+    /// Makes `PUT` answers carry no tag (as Apache's), so the agent reads it with a listing.
+    func setTagsInPutAnswers(_ value: Bool) { state.withLock { $0.tagsInPutAnswers = value } }
 
     /// Writes a file inside a ``beforeNextUpload(_:)`` change.
     static func put(_ text: String, at path: String, in state: inout State) {
@@ -152,7 +180,12 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
         try checkFailure()
         let node: Node? = state.withLock { state in
             state.downloads += 1
-            return state.nodes[path]
+            let node = state.nodes[path]
+            if let change = state.afterNextDownload {
+                state.afterNextDownload = nil
+                change(&state)
+            }
+            return node
         }
         guard let node, !node.isFolder else { throw .notFound(path) }
         do { try node.data.write(to: destination) } catch { throw .localFile(destination, errno: nil) }
@@ -165,7 +198,8 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
         try checkFailure()
         let data: Data
         do { data = try Data(contentsOf: source) } catch { throw .localFile(source, errno: nil) }
-        let tag: RemoteTag = try state.withLock { (state: inout State) throws(RemoteStoreError) -> RemoteTag in
+        let tag: RemoteTag? = try state.withLock { (state: inout State) throws(RemoteStoreError) -> RemoteTag? in
+            state.onUpload?(Array(state.nodes.keys))
             if let change = state.beforeNextUpload {
                 state.beforeNextUpload = nil
                 change(&state)
@@ -179,7 +213,11 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
             if let node { written.id = node.id }
             state.nodes[path] = written
             state.uploads += 1
-            return tag
+            if let change = state.afterNextUpload {
+                state.afterNextUpload = nil
+                change(&state)
+            }
+            return state.tagsInPutAnswers ? tag : nil
         }
         progress(Int64(data.count), Int64(data.count))
         return tag
@@ -210,6 +248,10 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
     func move(_ source: RemotePath, to destination: RemotePath, condition: RemoteWriteCondition) async throws(RemoteStoreError) {
         try checkFailure()
         try state.withLock { (state: inout State) throws(RemoteStoreError) in
+            if let change = state.beforeNextMove {
+                state.beforeNextMove = nil
+                change(&state)
+            }
             guard let node = state.nodes[source] else { throw .notFound(source) }
             try Self.check(condition, node, source)
             guard state.nodes[destination] == nil else { throw .preconditionFailed(destination) }

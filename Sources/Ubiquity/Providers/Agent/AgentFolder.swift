@@ -91,6 +91,10 @@ public struct AgentRequest: Codable, Sendable, Hashable {
         case pause, resume
         case syncNow = "sync-now"
         case approveDeletions = "approve-deletions"
+        /// Evict ``AgentRequest/path`` (files on demand); the outcome is in ``ContainerSyncStatus/refusedRequests``.
+        case evict
+        /// Download the evicted ``AgentRequest/path``.
+        case download
     }
 
     /// A unique identifier; the agent lists handled ones in ``ContainerSyncStatus/handledRequests``.
@@ -98,8 +102,16 @@ public struct AgentRequest: Codable, Sendable, Hashable {
     public var command: Command
     /// The container concerned, or `nil` for all.
     public var container: String?
+    /// For `approve-deletions`: the ``HeldDeletion/setID``s the user was shown. The agent approves
+    /// a container's held deletions only when they are still that set (`nil`: whatever is held).
+    public var deletionSetIDs: [String]?
+    /// For `evict` and `download`: the item, relative to the container (`Documents/a.txt`).
+    public var path: String?
 
-    public init(command: Command, container: String? = nil, id: String = UUID().uuidString) {
+    public init(command: Command, container: String? = nil, id: String = UUID().uuidString, deletionSetIDs: [String]? = nil,
+                path: String? = nil) {
+        self.deletionSetIDs = deletionSetIDs
+        self.path = path
         self.command = command
         self.container = container
         self.id = id

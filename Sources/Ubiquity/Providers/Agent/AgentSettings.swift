@@ -13,6 +13,7 @@ import Foundation
 /// insecure-http = allow               # only to use plain http with a host that is not loopback
 /// hold-deletions-over-share = 0.5     # a server-side deletion of more than half a container…
 /// hold-deletions-over-count = 100     # …or of more than 100 items waits for approval
+/// package-extensions = pages, album   # folders with these extensions sync as one document
 /// ```
 ///
 /// Each container syncs with the collection `server/IDENTIFIER/`. The password is never written
@@ -34,6 +35,9 @@ public struct AgentSettings: Sendable, Hashable {
     public var holdDeletionsOverShare: Double
     /// A server-side deletion of more than this many items is held.
     public var holdDeletionsOverCount: Int
+    /// The extensions (lowercased, without the dot) of package documents: folders synced as one
+    /// unit. The agent also registers them with `Coordinator.registerPackageExtension(_:)`.
+    public var packageExtensions: Set<String> = []
 
     /// The defaults: no server, a 30 s poll, https only, deletions held above half or 100 items.
     public init(server: URL? = nil, user: String? = nil, passwordFile: URL? = nil, pollInterval: Double = 30,
@@ -54,7 +58,7 @@ public struct AgentSettings: Sendable, Hashable {
 
     /// The configuration keys this struct reads.
     static let keys: Set<String> = ["server", "user", "password-file", "poll-interval", "insecure-http",
-                                    "hold-deletions-over-share", "hold-deletions-over-count"]
+                                    "hold-deletions-over-share", "hold-deletions-over-count", "package-extensions"]
 
     /// Applies one `key = value` line; returns why the value is invalid, or `nil`.
     mutating func apply(key: String, value: String) -> String? {
@@ -90,6 +94,14 @@ public struct AgentSettings: Sendable, Hashable {
         case "hold-deletions-over-count":
             guard let count = Int(value), count >= 0 else { return "the count is a whole number ≥ 0" }
             holdDeletionsOverCount = count
+        case "package-extensions":
+            let names = value.split(whereSeparator: { $0 == "," || $0 == " " }).map {
+                ($0.hasPrefix(".") ? String($0.dropFirst()) : String($0)).lowercased()
+            }
+            guard names.allSatisfy({ !$0.isEmpty && !$0.contains("/") && !$0.contains(".") }) else {
+                return "package-extensions is a list of extensions such as `pages, album`"
+            }
+            packageExtensions.formUnion(names)
         default:
             return "unknown key `\(key)`"
         }

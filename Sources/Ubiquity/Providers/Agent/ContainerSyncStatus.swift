@@ -32,6 +32,10 @@ public struct ContainerSyncStatus: Codable, Sendable, Equatable {
     public var queuedCount: Int = 0
     /// The identifiers of the last ``AgentRequest``s the agent handled, newest last (bounded).
     public var handledRequests: [String] = []
+    /// Why the agent refused handled requests (an eviction of an item not uploaded yet, …), by
+    /// request identifier; a handled request not listed here was carried out (bounded, like
+    /// ``handledRequests``; `nil` from an agent that refuses none).
+    public var refusedRequests: [String: String]?
     /// The agent's process identifier.
     public var agentProcess: Int32 = 0
 
@@ -118,8 +122,13 @@ public struct HeldDeletion: Codable, Sendable, Equatable {
     public var count: Int
     /// A few of their paths, for the message.
     public var examples: [String]
+    /// Identifies the exact set of deletions held (both kinds), so that an approval applies to
+    /// the set the user saw and not to a later one (``AgentRequest/deletionSetIDs``); `nil` in
+    /// statuses of older agents.
+    public var setID: String?
 
-    public init(fromServer: Bool, count: Int, examples: [String]) {
+    public init(fromServer: Bool, count: Int, examples: [String], setID: String? = nil) {
+        self.setID = setID
         self.fromServer = fromServer
         self.count = count
         self.examples = examples

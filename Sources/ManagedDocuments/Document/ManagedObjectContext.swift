@@ -1,0 +1,90 @@
+import Foundation
+
+/// Where an app reads and changes a ``ManagedDocument``'s records (Core Data's
+/// `NSManagedObjectContext`, the document's `managedObjectContext`).
+///
+/// On the main actor, like the document. Every change is applied to the local store at once
+/// (inside a transaction the next save commits) and marks the document as having unsaved
+/// changes, so autosave saves it; fetches see unsaved changes. Each call holds the store's lock
+/// for one SQLite statement or a few (a save or import running at that moment makes it wait
+/// that long). Throws ``ManagedStoreError/notOpen`` before the document is open or created.
+@MainActor
+public final class ManagedObjectContext {
+    /// The document, set once by its initializer before the document is shared, never
+    /// changed after (so reading it from any isolation is safe).
+    nonisolated(unsafe) weak var document: ManagedDocument?
+
+    /// Whether changes imported from other devices are merged into the store as they arrive
+    /// (Core Data's name; `true` by default). Set it to `false` to merge only when you call
+    /// ``ManagedDocument/importChanges()``, e.g. while a screen must not change under the user.
+    public var automaticallyMergesChangesFromParent = true {
+        didSet { document?.automaticImports.withLock { $0 = automaticallyMergesChangesFromParent } }
+    }
+
+    nonisolated init() {}
+
+    private func store() throws(ManagedStoreError) -> StoreSynchronizer {
+        guard let synchronizer = document?.engine.withLock({ $0?.synchronizer }) else { throw .notOpen }
+        return synchronizer
+    }
+
+    private func changed() { document?.updateChangeCount(.done) }
+
+    /// Inserts a record of `entityName` (the attributes not given take their defaults).
+    ///
+    /// - Returns: its identifier. For an entity with a unique attribute, the identifier the value
+    ///   names: inserting a value that exists updates that record (reviving it if deleted).
+    /// - Throws: ``ManagedStoreError/unknownEntity(_:)``, ``ManagedStoreError/unknownAttribute(entity:attribute:)``,
+    ///   ``ManagedStoreError/invalidValue(entity:attribute:reason:)``, ``ManagedStoreError/database(_:)``.
+    @discardableResult
+    public func insert(_ entityName: String, _ values: [String: AttributeValue] = [:]) throws(ManagedStoreError) -> ManagedObjectID {
+        let id = try store().withStore { store throws(ManagedStoreError) in try store.insert(entityName, values) }
+        changed()
+        return id
+    }
+
+    /// Sets `values` on the record `id`.
+    ///
+    /// - Throws: ``ManagedStoreError/recordNotFound(_:)`` (deleted, here or by an import),
+    ///   ``ManagedStoreError/uniqueAttributeImmutable(entity:attribute:)``, and what ``insert(_:_:)`` throws.
+    public func update(_ id: ManagedObjectID, _ values: [String: AttributeValue]) throws(ManagedStoreError) {
+        try store().withStore { store throws(ManagedStoreError) in try store.update(id, values) }
+        changed()
+    }
+
+    /// Deletes the record `id` (Core Data's `delete(_:)`).
+    ///
+    /// - Throws: ``ManagedStoreError/recordNotFound(_:)``, ``ManagedStoreError/database(_:)``.
+    public func delete(_ id: ManagedObjectID) throws(ManagedStoreError) {
+        try store().withStore { store throws(ManagedStoreError) in try store.delete(id) }
+        changed()
+    }
+
+    /// The live records `request` asks for, unsaved changes included.
+    ///
+    /// - Throws: ``ManagedStoreError/unknownEntity(_:)``, ``ManagedStoreError/unknownAttribute(entity:attribute:)``,
+    ///   ``ManagedStoreError/database(_:)``.
+    public func fetch(_ request: FetchRequest) throws(ManagedStoreError) -> [ManagedRecord] {
+        try store().withStore { store throws(ManagedStoreError) in try store.fetch(request) }
+    }
+
+    /// The number of live records of `entityName`.
+    public func count(_ entityName: String) throws(ManagedStoreError) -> Int {
+        try store().withStore { store throws(ManagedStoreError) in try store.count(entityName) }
+    }
+
+    /// The live record `id`, or `nil` when it is not (or no longer) there (Core Data's
+    /// `existingObject(with:)`, without the throw for a missing one).
+    public func existingRecord(with id: ManagedObjectID) throws(ManagedStoreError) -> ManagedRecord? {
+        try store().withStore { store throws(ManagedStoreError) -> ManagedRecord? in
+            guard let registers = try store.registers(of: id), registers[RecordChange.existence]?.value == .bool(true) else { return nil }
+            let entity = try store.entity(id.entity)
+            var values: [String: AttributeValue] = [:]
+            for attribute in entity.attributes { values[attribute.name] = registers[attribute.name]?.value ?? .null }
+            return ManagedRecord(objectID: id, values: values)
+        }
+    }
+
+    /// Whether there are changes not yet saved (local edits, or imports waiting for the save).
+    public var hasChanges: Bool { (try? store().hasUnsavedChanges) ?? false }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// One change log or baseline file: who wrote it, under which schema, what it covers, and the
+/// record changes. Written once under a unique name, never rewritten (``LogFolder``).
+///
+/// The format (Docs/ManagedDocument.md, "The log format"), all integers little-endian:
+///
+/// ```
+/// "ManagedDocuments change log\n" | "ManagedDocuments baseline\n"   a line for people (`head -1`)
+/// "MDLOG" u8 format (1)
+/// u8 kind (1 log, 2 baseline)  u32 schema version  str device  u64 sequence  u64 written (ms)
+/// u32 n, n × (str device, u64 sequence)        coverage: every log of `device` up to `sequence`
+///                                              was applied by the writer when it wrote this
+/// u32 n, n × str                               names: entities, attributes, devices
+/// u32 n, n × change: u32 entity name index, 16 bytes record id,
+///                    u16 m, m × (u32 attribute name index, value, u64 packed HLC, u32 device index)
+/// u32 CRC-32 of every byte before it, "END\n"
+/// ```
+/// A value is a type tag (0 null, then ``AttributeType``'s raw values) and its payload; a string
+/// is a u32 byte count and UTF-8. A file whose format is later than ``currentFormat`` is refused,
+/// as is one whose schema version is later than the program's (``ManagedStoreError``).
+struct ChangeLogFile: Sendable, Equatable {
+    enum Kind: UInt8, Sendable { case log = 1, baseline = 2 }
+
+    static let currentFormat: UInt8 = 1
+    static let magic = Array("MDLOG".utf8)
+    static let trailer = Array("END\n".utf8)
+    /// The largest file read (1 GiB): larger is damaged, refused before it is read.
+    static let maximumSize = 1 << 30
+
+    var kind: Kind
+    var schemaVersion: Int
+    var device: String
+    var sequence: UInt64
+    var writtenMilliseconds: UInt64
+    /// Per device, the highest sequence up to which every log of that device was applied by the
+    /// writer (``LogFolder`` uses it to compact; a baseline uses it to say what it contains).
+    var coverage: [String: UInt64]
+    var changes: [RecordChange]
+
+    static func title(of kind: Kind) -> String {
+        kind == .log ? "ManagedDocuments change log\n" : "ManagedDocuments baseline\n"
+    }
+
+    func encoded() -> [UInt8] {
+        var names: [String] = []
+        var index: [String: UInt32] = [:]
+        func name(_ text: String) -> UInt32 {
+            if let known = index[text] { return known }
+            let made = UInt32(names.count)
+            names.append(text)
+            index[text] = made
+            return made
+        }
+        var body = LogWriter()
+        body.u32(UInt32(changes.count))
+        for change in changes {
+            body.u32(name(change.entity))
+            body.uuid(change.id)
+            body.u16(UInt16(truncatingIfNeeded: change.registers.count))
+            for (attribute, register) in change.registers.sorted(by: { $0.key < $1.key }) {
+                body.u32(name(attribute))
+                body.value(register.value)
+                body.u64(register.timestamp.packed)
+                body.u32(name(register.timestamp.device))
+            }
+        }
+        var writer = LogWriter()
+        writer.bytes += Array(Self.title(of: kind).utf8)
+        writer.bytes += Self.magic
+        writer.u8(Self.currentFormat)
+        writer.u8(kind.rawValue)
+        writer.u32(UInt32(truncatingIfNeeded: schemaVersion))
+        writer.string(device)
+        writer.u64(sequence)
+        writer.u64(writtenMilliseconds)
+        writer.u32(UInt32(coverage.count))
+        for (device, sequence) in coverage.sorted(by: { $0.key < $1.key }) {
+            writer.string(device)
+            writer.u64(sequence)
+        }
+        writer.u32(UInt32(names.count))
+        for text in names { writer.string(text) }
+        writer.bytes += body.bytes
+        writer.u32(CRC32.checksum(writer.bytes))
+        writer.bytes += Self.trailer
+        return writer.bytes
+    }
+
+    /// What the header says, read without the changes (to decide whether to read the rest).
+    struct Header: Sendable, Equatable {
+        var kind: Kind
+        var schemaVersion: Int
+        var device: String
+        var sequence: UInt64
+        var coverage: [String: UInt64]
+    }
+
+    /// Decodes a whole file, checking its checksum first.
+    ///
+    /// - Throws: ``LogReader/Damaged`` for a truncated, damaged or unknown file (or one of a later format).
+    static func decode(_ bytes: [UInt8]) throws(LogReader.Damaged) -> ChangeLogFile {
+        guard bytes.count >= trailer.count + 4, Array(bytes.suffix(trailer.count)) == trailer else {
+            throw LogReader.Damaged(reason: "it has no end marker (truncated, or still being written)")
+        }
+        let checked = bytes.count - trailer.count - 4
+        var crcReader = LogReader(bytes, offset: checked)
+        let stored = try crcReader.u32()
+        guard CRC32.checksum(bytes[0..<checked]) == stored else {
+            throw LogReader.Damaged(reason: "its checksum does not match (damaged)")
+        }
+        var reader = LogReader(Array(bytes[0..<checked]))
+        let header = try readHeader(&reader)
+        let nameCount = Int(try reader.u32())
+        guard nameCount <= reader.remaining else { throw LogReader.Damaged(reason: "its name table is too long") }
+        var names: [String] = []
+        names.reserveCapacity(nameCount)
+        for _ in 0..<nameCount { names.append(try reader.string()) }
+        func name(_ index: UInt32) throws(LogReader.Damaged) -> String {
+            guard Int(index) < names.count else { throw LogReader.Damaged(reason: "a name index is out of range") }
+            return names[Int(index)]
+        }
+        let changeCount = Int(try reader.u32())
+        guard changeCount <= reader.remaining else { throw LogReader.Damaged(reason: "its change count is too large") }
+        var changes: [RecordChange] = []
+        changes.reserveCapacity(changeCount)
+        for _ in 0..<changeCount {
+            let entity = try name(try reader.u32())
+            let id = try reader.uuid()
+            let registerCount = Int(try reader.u16())
+            var registers: [String: Register] = [:]
+            registers.reserveCapacity(registerCount)
+            for _ in 0..<registerCount {
+                let attribute = try name(try reader.u32())
+                let value = try reader.value()
+                let packed = try reader.u64()
+                let device = try name(try reader.u32())
+                registers[attribute] = Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device))
+            }
+            changes.append(RecordChange(entity: entity, id: id, registers: registers))
+        }
+        guard reader.remaining == 0 else { throw LogReader.Damaged(reason: "it has \(reader.remaining) unexpected bytes") }
+        return ChangeLogFile(kind: header.kind, schemaVersion: header.schemaVersion, device: header.device,
+                             sequence: header.sequence, writtenMilliseconds: header.written, coverage: header.coverage,
+                             changes: changes)
+    }
+
+    private static func readHeader(_ reader: inout LogReader) throws(LogReader.Damaged)
+        -> (kind: Kind, schemaVersion: Int, device: String, sequence: UInt64, written: UInt64, coverage: [String: UInt64]) {
+        // The title line, then the magic.
+        guard let newline = reader.bytes.firstIndex(of: 0x0A), newline < 64 else {
+            throw LogReader.Damaged(reason: "it is not a ManagedDocuments change log (no title line)")
+        }
+        _ = try reader.take(newline + 1)
+        guard Array(try reader.take(magic.count)) == magic else {
+            throw LogReader.Damaged(reason: "it is not a ManagedDocuments change log (no MDLOG marker)")
+        }
+        let format = try reader.u8()
+        guard format <= currentFormat else {
+            throw LogReader.Damaged(reason: "it has format \(format), newer than this program's \(currentFormat)")
+        }
+        guard let kind = Kind(rawValue: try reader.u8()) else { throw LogReader.Damaged(reason: "it has an unknown kind") }
+        let schemaVersion = Int(try reader.u32())
+        let device = try reader.string()
+        let sequence = try reader.u64()
+        let written = try reader.u64()
+        let coverageCount = Int(try reader.u32())
+        guard coverageCount <= reader.remaining else { throw LogReader.Damaged(reason: "its coverage is too long") }
+        var coverage: [String: UInt64] = [:]
+        for _ in 0..<coverageCount {
+            let device = try reader.string()
+            coverage[device] = try reader.u64()
+        }
+        return (kind, schemaVersion, device, sequence, written, coverage)
+    }
+}

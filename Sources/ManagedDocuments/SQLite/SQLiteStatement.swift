@@ -1,0 +1,102 @@
+internal import CSQLite
+import Foundation
+
+/// A prepared statement of one ``SQLiteConnection``. Not thread-safe: used by whoever owns the
+/// connection (see ``SQLiteConnection``). Finalized when released.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private let connection: SQLiteConnection
+    let sql: String
+
+    init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        guard result == SQLITE_OK, let statement else {
+            if let statement { sqlite3_finalize(statement) }
+            throw connection.error(result, "prepare \(sql.prefix(120))")
+        }
+        self.handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Binds `values` to the parameters 1… (after resetting the statement).
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            try bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
+        let result: Int32
+        switch value {
+        case .null: result = sqlite3_bind_null(handle, index)
+        case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
+        case .real(let number): result = sqlite3_bind_double(handle, index, number)
+        case .text(let text): result = sqlite3_bind_text(handle, index, text, -1, SQLiteConnection.transient)
+        case .blob(let data):
+            result = data.withUnsafeBytes { bytes in
+                // A zero-length blob is bound as an empty blob, not NULL.
+                sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count),
+                                  SQLiteConnection.transient)
+            }
+        }
+        guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
+    }
+
+    /// Resets the statement (keeping its bindings), so it can run again.
+    func reset() { sqlite3_reset(handle) }
+
+    /// Runs one step: `true` when a row is available (read it with ``value(at:)``), `false` when done.
+    func step() throws(SQLiteError) -> Bool {
+        let result = sqlite3_step(handle)
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let failure = connection.error(result, "run \(sql.prefix(120))")
+            sqlite3_reset(handle)
+            throw failure
+        }
+    }
+
+    /// Binds `values` and runs the statement to its end, ignoring rows.
+    func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// Binds `values` and returns every row.
+    func rows(_ values: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+        try bind(values)
+        var rows: [[SQLiteValue]] = []
+        let count = sqlite3_column_count(handle)
+        while try step() {
+            rows.append((0..<count).map { value(at: $0) })
+        }
+        sqlite3_reset(handle)
+        return rows
+    }
+
+    /// The value of column `index` of the current row.
+    func value(at index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+
+/// The local record store: one SQLite database holding every record's registers (see
+/// ``RecordTables``), the changes of this device not yet published (``pending``, inside the
+/// open transaction), and the bookkeeping of which logs were applied.
+///
+/// Every change — a local insert, update or delete, or one read from another device's log —
+/// goes through ``apply(_:)``, which merges it register by register (``MergeRules``). Local
+/// changes are stamped by the store's ``HybridLogicalClock`` and so always win locally; they are
+/// applied inside a transaction that stays open until ``commit(publishing:)`` (the save), so
+/// a crash before the save leaves the store as it was at the last save.
+///
+/// Not thread-safe: its owner (``StoreSynchronizer``) serializes every call.
+final class RecordStore {
+    let schema: ManagedSchema
+    let device: String
+    let connection: SQLiteConnection
+    var clock: HybridLogicalClock
+    /// Local changes made since the last commit, in order (what the next change log carries).
+    private(set) var pending: [RecordChange] = []
+    /// Imported changes not yet committed (they share the open transaction with ``pending``).
+    private(set) var hasUncommittedImports = false
+
+    /// The numbers of the devices in the registers' `$d` columns.
+    let devices: DeviceNumbers
+
+    /// The prepared statements of each entity, made on first use.
+    private var plans: [String: EntityPlan] = [:]
+
+    func plan(_ entityName: String) throws(ManagedStoreError) -> EntityPlan {
+        if let plan = plans[entityName] { return plan }
+        let entity = try self.entity(entityName)
+        let plan = try database { () throws(SQLiteError) in try EntityPlan(entity, connection: connection) }
+        plans[entityName] = plan
+        return plan
+    }
+
+    /// What applying one change did to the record's visibility.
+    enum Effect: Sendable { case none, inserted, updated, deleted }
+
+    /// Opens (creating) the store at `path` (`durable: false`, for tests, skips SQLite's flushes).
+    ///
+    /// - Throws: ``ManagedStoreError/invalidSchema(_:)``; ``ManagedStoreError/newerSchema(found:supported:)``
+    ///   when a newer program wrote the store (it is left untouched);
+    ///   ``ManagedStoreError/database(_:)`` when SQLite fails (not a database, damaged, no space).
+    init(path: String, schema: ManagedSchema, device: String, durable: Bool = true,
+         now: @escaping @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) })
+        throws(ManagedStoreError) {
+        try schema.validate()
+        self.schema = schema
+        self.device = device
+        do {
+            connection = try SQLiteConnection(path: path, durable: durable)
+            try connection.execute("BEGIN IMMEDIATE")
+            try connection.execute(RecordTables.bookkeeping)
+            if case .integer(let stored)? = try connection.rows("SELECT value FROM md_meta WHERE key = 'schemaVersion'").first?.first,
+               stored > schema.version {
+                try connection.execute("ROLLBACK")
+                throw ManagedStoreError.newerSchema(found: Int(stored), supported: schema.version)
+            }
+            try RecordTables.create(schema, in: connection)
+            try connection.run("INSERT OR REPLACE INTO md_meta (key, value) VALUES ('schemaVersion', ?)", [.integer(Int64(schema.version))])
+            try connection.execute("COMMIT")
+            devices = try DeviceNumbers(connection: connection)
+        } catch let error as ManagedStoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw .database(error)
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+        clock = HybridLogicalClock(device: device, now: now)
+        if case .integer(let latest)? = try meta("clock") { clock.observe(HybridTimestamp(packed: UInt64(bitPattern: latest), device: "")) }
+    }
+
+    // MARK: Bookkeeping
+
+    func meta(_ key: String) throws(ManagedStoreError) -> SQLiteValue? {
+        try database { () throws(SQLiteError) in try connection.rows("SELECT value FROM md_meta WHERE key = ?", [.text(key)]).first?.first }
+    }
+
+    func setMeta(_ key: String, _ value: SQLiteValue) throws(ManagedStoreError) {
+        try database { () throws(SQLiteError) in
+            try connection.run("INSERT OR REPLACE INTO md_meta (key, value) VALUES (?, ?)", [.text(key), value])
+        }
+    }
+
+    /// Runs SQLite work, turning its error into ``ManagedStoreError/database(_:)``.
+    func database<T>(_ work: () throws(SQLiteError) -> T) throws(ManagedStoreError) -> T {
+        do { return try work() } catch { throw .database(error) }
+    }
+
+    /// Opens the transaction local edits and imports write in, if none is open.
+    func beginIfNeeded() throws(ManagedStoreError) {
+        guard !connection.inTransaction else { return }
+        try database { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+    }
+
+    /// Commits the open transaction with the clock's value (and whatever the caller wrote in it,
+    /// e.g. the published log's name); forgets the pending changes.
+    func commit() throws(ManagedStoreError) {
+        guard connection.inTransaction else { pending = []; return }
+        try setMeta("clock", .integer(Int64(bitPattern: clock.latest)))
+        do { try connection.execute("COMMIT") } catch {
+            // SQLite may have rolled the transaction back (a full disk, an I/O error).
+            if !connection.inTransaction { try? devices.reload() }
+            throw .database(error)
+        }
+        pending = []
+        hasUncommittedImports = false
+    }
+
+    /// Drops everything since the last commit: pending local changes and uncommitted imports.
+    func rollback() {
+        if connection.inTransaction { try? connection.execute("ROLLBACK") }
+        try? devices.reload()  // numbers given in the rolled-back transaction are gone
+        pending = []
+        hasUncommittedImports = false
+    }
+
+    func markImported() { hasUncommittedImports = true }
+
+    // MARK: Local changes
+
+    /// Inserts a record of `entityName` with `values` (the others take their defaults).
+    ///
+    /// - Returns: its identifier: derived from the unique value for an entity with a unique
+    ///   attribute (inserting the same value again is an update of that record, revived if it
+    ///   was deleted), else a new random one.
+    /// - Throws: ``ManagedStoreError/unknownEntity(_:)``, ``ManagedStoreError/unknownAttribute(entity:attribute:)``,
+    ///   ``ManagedStoreError/invalidValue(entity:attribute:reason:)``, ``ManagedStoreError/database(_:)``.
+    @discardableResult
+    func insert(_ entityName: String, _ values: [String: AttributeValue]) throws(ManagedStoreError) -> ManagedObjectID {
+        let entity = try self.entity(entityName)
+        try check(values, for: entity)
+        let uuid: UUID
+        if let unique = entity.uniqueAttribute {
+            let value = values[unique.name] ?? .null
+            guard value != .null else {
+                throw .invalidValue(entity: entity.name, attribute: unique.name, reason: "a unique attribute needs a value at insert")
+            }
+            uuid = UniqueIdentity.id(entity: entity.name, uniqueValue: value)
+        } else {
+            uuid = RandomIdentifier.make()
+        }
+        let stamp = clock.tick()
+        var registers = [RecordChange.existence: Register(value: .bool(true), timestamp: stamp)]
+        for attribute in entity.attributes {
+            registers[attribute.name] = Register(value: values[attribute.name] ?? attribute.defaultValue, timestamp: stamp)
+        }
+        try recordLocal(RecordChange(entity: entity.name, id: uuid, registers: registers), new: entity.uniqueAttribute == nil)
+        return ManagedObjectID(entity: entity.name, uuid: uuid)
+    }
+
+    /// Sets `values` on the live record `id`.
+    ///
+    /// - Throws: ``ManagedStoreError/recordNotFound(_:)`` when it is not live here;
+    ///   ``ManagedStoreError/uniqueAttributeImmutable(entity:attribute:)`` when `values` changes
+    ///   the unique attribute; the errors of ``insert(_:_:)``.
+    func update(_ id: ManagedObjectID, _ values: [String: AttributeValue]) throws(ManagedStoreError) {
+        let entity = try self.entity(id.entity)
+        try check(values, for: entity)
+        guard let current = try registers(of: id), current[RecordChange.existence]?.value == .bool(true) else {
+            throw .recordNotFound(id.uuid)
+        }
+        if let unique = entity.uniqueAttribute, let value = values[unique.name], value != current[unique.name]?.value {
+            throw .uniqueAttributeImmutable(entity: entity.name, attribute: unique.name)
+        }
+        guard !values.isEmpty else { return }
+        let stamp = clock.tick()
+        try recordLocal(RecordChange(entity: entity.name, id: id.uuid,
+                                     registers: values.mapValues { Register(value: $0, timestamp: stamp) }))
+    }
+
+    /// Deletes the live record `id` (it stays as a tombstone; see ``MergeRules``).
+    ///
+    /// - Throws: ``ManagedStoreError/recordNotFound(_:)`` when it is not live here; ``ManagedStoreError/database(_:)``.
+    func delete(_ id: ManagedObjectID) throws(ManagedStoreError) {
+        _ = try entity(id.entity)
+        guard let current = try registers(of: id), current[RecordChange.existence]?.value == .bool(true) else {
+            throw .recordNotFound(id.uuid)
+        }
+        let stamp = clock.tick()
+        try recordLocal(RecordChange(entity: id.entity, id: id.uuid,
+                                     registers: [RecordChange.existence: Register(value: .bool(false), timestamp: stamp)]))
+    }
+
+    private func recordLocal(_ change: RecordChange, new: Bool = false) throws(ManagedStoreError) {
+        try beginIfNeeded()
+        _ = try apply(change, known: new ? false : nil)
+        pending.append(change)
+    }
+
+    func entity(_ name: String) throws(ManagedStoreError) -> EntityDescription {
+        guard let entity = schema.entity(named: name) else { throw .unknownEntity(name) }
+        return entity
+    }
+
+    private func check(_ values: [String: AttributeValue], for entity: EntityDescription) throws(ManagedStoreError) {
+        for (name, value) in values {
+            guard let attribute = entity.attribute(named: name) else {
+                throw .unknownAttribute(entity: entity.name, attribute: name)
+            }
+            if let type = value.type, type != attribute.type {
+                throw .invalidValue(entity: entity.name, attribute: name, reason: "it is a \(attribute.type), not a \(type)")
+            }
+            if value == .null && !attribute.isOptional {
+                throw .invalidValue(entity: entity.name, attribute: name, reason: "it is not optional")
+            }
+        }
+    }
+
+    // MARK: Merging
+
+    /// The registers of record `id`, live or tombstone; `nil` when the store never heard of it.
+    func registers(of id: ManagedObjectID) throws(ManagedStoreError) -> [String: Register]? {
+        let plan = try self.plan(id.entity)
+        guard let registers = try database({ () throws(SQLiteError) in try plan.read(id.uuid.uuidString, devices: devices) }) else { return nil }
+        var named: [String: Register] = [:]
+        for (position, register) in registers.enumerated() { named[plan.names[position]] = register }
+        return named
+    }
+
+    /// Merges `change` into the store (inside the open transaction: call ``beginIfNeeded()``
+    /// first). Registers of attributes the schema does not declare, or whose value is not of the
+    /// declared type, are ignored (an older program's removed attribute, a damaged log); a
+    /// change to an undeclared entity is ignored whole.
+    func apply(_ change: RecordChange) throws(ManagedStoreError) -> Effect {
+        try apply(change, known: nil)
+    }
+
+    /// ``apply(_:)``; `known: false` skips reading a record that cannot exist yet (a local
+    /// insert under a new random identifier).
+    private func apply(_ change: RecordChange, known: Bool?) throws(ManagedStoreError) -> Effect {
+        guard schema.entity(named: change.entity) != nil else { return .none }
+        let plan = try self.plan(change.entity)
+        let id = change.id.uuidString
+        let before = known == false ? nil : try database { () throws(SQLiteError) in try plan.read(id, devices: devices) }
+        var after = before ?? Array(repeating: .unwritten, count: plan.names.count)
+        var changed = before == nil
+        for (name, incoming) in change.registers {
+            guard let position = plan.index[name] else { continue }
+            if let valueType = incoming.value.type, valueType != plan.types[position] { continue }
+            if position == 0 && incoming.value == .null { continue }
+            clock.observe(incoming.timestamp)
+            if MergeRules.incomingWins(incoming.timestamp, over: after[position].timestamp) {
+                after[position] = incoming
+                changed = true
+            }
+        }
+        guard changed else { return .none }
+        try database { () throws(SQLiteError) in try plan.write(id, after, devices: devices) }
+        let wasLive = before?[0].value == .bool(true)
+        let isLive = after[0].value == .bool(true)
+        switch (wasLive, isLive) {
+        case (false, true): return .inserted
+        case (true, false): return .deleted
+        case (true, true): return .updated
+        case (false, false): return .none
+        }
+    }
+
+    // MARK: Reading
+
+    /// The live records `request` asks for.
+    ///
+    /// - Throws: ``ManagedStoreError/unknownEntity(_:)``, ``ManagedStoreError/unknownAttribute(entity:attribute:)``
+    ///   (in the predicate or a sort key), ``ManagedStoreError/database(_:)``.
+    func fetch(_ request: FetchRequest) throws(ManagedStoreError) -> [ManagedRecord] {
+        let entity = try self.entity(request.entityName)
+        var sql = "SELECT id, \(entity.attributes.map { RecordTables.quote($0.name) }.joined(separator: ", ")) FROM "
+            + "\(RecordTables.table(entity.name)) WHERE \(RecordTables.quote(RecordChange.existence)) = 1"
+        if entity.attributes.isEmpty { sql = sql.replacingOccurrences(of: "id, ", with: "id ") }
+        var parameters: [SQLiteValue] = []
+        if let predicate = request.predicate {
+            let (clause, values) = try predicate.sql(for: entity)
+            sql += " AND (\(clause))"
+            parameters = values
+        }
+        var order: [String] = []
+        for sort in request.sortDescriptors {
+            guard entity.attribute(named: sort.key) != nil else { throw .unknownAttribute(entity: entity.name, attribute: sort.key) }
+            order.append("\(RecordTables.quote(sort.key)) \(sort.ascending ? "ASC" : "DESC")")
+        }
+        sql += " ORDER BY " + (order + ["id"]).joined(separator: ", ")
+        if let limit = request.fetchLimit { sql += " LIMIT \(max(0, limit))" }
+        let rows = try database { () throws(SQLiteError) in try connection.rows(sql, parameters) }
+        return rows.compactMap { row in
+            guard case .text(let text)? = row.first, let uuid = UUID(uuidString: text) else { return nil }
+            var values: [String: AttributeValue] = [:]
+            for (index, attribute) in entity.attributes.enumerated() where index + 1 < row.count {
+                values[attribute.name] = AttributeValue(row[index + 1], as: attribute.type)
+            }
+            return ManagedRecord(objectID: ManagedObjectID(entity: entity.name, uuid: uuid), values: values)
+        }
+    }
+
+    /// The number of live records of `entityName`.
+    func count(_ entityName: String) throws(ManagedStoreError) -> Int {
+        let entity = try self.entity(entityName)
+        let rows = try database { () throws(SQLiteError) in
+            try connection.rows("SELECT count(*) FROM \(RecordTables.table(entity.name)) WHERE \(RecordTables.quote(RecordChange.existence)) = 1")
+        }
+        if case .integer(let count)? = rows.first?.first { return Int(count) }
+        return 0
+    }
+
+    /// Every record, live or tombstone, as changes carrying all their written registers (what a
+    /// baseline holds), in identifier order.
+    func allRecords() throws(ManagedStoreError) -> [RecordChange] {
+        var changes: [RecordChange] = []
+        for entity in schema.entities.sorted(by: { $0.name < $1.name }) {
+            let rows = try database { () throws(SQLiteError) in
+                try connection.rows("SELECT id FROM \(RecordTables.table(entity.name)) ORDER BY id")
+            }
+            for row in rows {
+                guard case .text(let text)? = row.first, let uuid = UUID(uuidString: text),
+                      let registers = try registers(of: ManagedObjectID(entity: entity.name, uuid: uuid)) else { continue }
+                changes.append(RecordChange(entity: entity.name, id: uuid, registers: registers.filter { $0.value.timestamp != .zero }))
+            }
+        }
+        return changes
+    }
+
+    /// A text dump of every register of every record (live or not), in a fixed order: two stores
+    /// holding the same data give the same dump.
+    func dump() throws(ManagedStoreError) -> String {
+        var lines: [String] = []
+        for change in try allRecords() {
+            let registers = change.registers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.value)@\($0.value.timestamp)" }
+            lines.append("\(change.entity)/\(change.id.uuidString) " + registers.joined(separator: " "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

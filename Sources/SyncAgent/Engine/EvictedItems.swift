@@ -1,0 +1,35 @@
+import Foundation
+import Glibc
+import SystemSupport
+import Ubiquity
+
+/// Files on demand, as the agent sees them: a synced item whose file is gone but whose
+/// placeholder (``ItemPlaceholder``) is beside where it was has been evicted, not deleted. The
+/// planner plans nothing for it (``SyncPlanInput/evicted``): it is neither deleted on the server
+/// nor downloaded again; placeholders themselves are never synced (``SyncExclusions``).
+///
+/// Evicting and downloading on request are the next step (issue 19); today this keeps an item
+/// evicted by a future release, or by hand, from being read as a deletion. Any thread.
+enum EvictedItems {
+    /// The journal's paths missing from `local` that have a placeholder in `container`. One
+    /// `lstat` per synced path missing here (a pass's deletions), none when nothing is missing.
+    static func paths(known base: [String: JournalEntry], missingFrom local: [String: LocalItem]?,
+                      in container: URL) -> [String] {
+        guard let local else { return [] }
+        let containerPath = PathBytes.path(of: container)
+        var evicted: [String] = []
+        for path in base.keys where local[path] == nil {
+            let (folder, name) = split(path)
+            guard let placeholder = ItemPlaceholder.placeholderName(forItemNamed: name) else { continue }
+            let full = containerPath + "/" + (folder.isEmpty ? "" : folder + "/") + placeholder
+            var info = stat()
+            if lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { evicted.append(path) }
+        }
+        return evicted.sorted()
+    }
+
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+    }
+}
