@@ -27,18 +27,7 @@ defer { try? FileManager.default.removeItem(at: folder) }
 }
 
 /// A random UUID the way the store makes them (getrandom, not Foundation's /dev/urandom read).
-func randomUUID() -> UUID {
-    var generator = SystemRandomNumberGenerator()
-    let high = generator.next() & ~0xF000 | 0x4000, low = generator.next() & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
-    var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    withUnsafeMutableBytes(of: &uuid) { raw in
-        for index in 0..<8 {
-            raw[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
-            raw[8 + index] = UInt8(truncatingIfNeeded: low >> (56 - 8 * index))
-        }
-    }
-    return UUID(uuid: uuid)
-}
+func randomUUID() -> UUID { RandomIdentifier.make() }
 
 /// The same rows inserted raw: one table, one transaction, one prepared statement, WAL with
 /// `synchronous = FULL` (the store's settings).

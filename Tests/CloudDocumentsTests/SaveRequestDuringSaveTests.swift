@@ -22,18 +22,10 @@ struct SaveRequestDuringSaveTests {
             let saving = Task { @MainActor in try await document.saveThrowing(to: url, for: .forOverwriting) }
             try await onBackgroundThread { document.writeStarted.wait() }
 
-            let answered = DispatchSemaphore(value: 0)
-            let answer = Locked<(error: String?, file: String?)?>(nil)
-            document.savePresentedItemChanges { error in
-                answer.withLock { $0 = (error.map { "\($0)" }, try? String(contentsOf: url, encoding: .utf8)) }
-                answered.signal()
-            }
-            document.proceed.signal()
-            try await saving.value
-            try await onBackgroundThread { answered.wait() }
+            let answer = try await askToSave(document, url, during: saving)
 
-            #expect(answer.withLock { $0?.error } == nil)
-            #expect(answer.withLock { $0?.file } == "v2", "the asker must find the unsaved edit on disk")
+            #expect(answer.error == nil)
+            #expect(answer.file == "v2", "the asker must find the unsaved edit on disk")
             #expect(document.writes.withLock { $0 } == 1, "the request wrote the same version again")
             #expect(!document.hasUnsavedChanges)
         }
@@ -47,21 +39,28 @@ struct SaveRequestDuringSaveTests {
             // The running save writes "v2" (its snapshot); this edit comes after it.
             document.edit("v3")
 
-            let answered = DispatchSemaphore(value: 0)
-            let answer = Locked<(error: String?, file: String?)?>(nil)
-            document.savePresentedItemChanges { error in
-                answer.withLock { $0 = (error.map { "\($0)" }, try? String(contentsOf: url, encoding: .utf8)) }
-                answered.signal()
-            }
-            document.proceed.signal()
-            try await saving.value
-            try await onBackgroundThread { answered.wait() }
+            let answer = try await askToSave(document, url, during: saving)
 
-            #expect(answer.withLock { $0?.error } == nil)
-            #expect(answer.withLock { $0?.file } == "v3", "the edit made before the request must be on disk")
+            #expect(answer.error == nil)
+            #expect(answer.file == "v3", "the edit made before the request must be on disk")
             #expect(document.writes.withLock { $0 } == 2)
             #expect(!document.hasUnsavedChanges)
         }
+    }
+
+    /// Sends `savePresentedItemChanges` while `saving` waits at its gate, lets the save go on,
+    /// and returns the answer with what the file held when it came.
+    private func askToSave(_ document: GatedNote, _ url: URL, during saving: Task<Void, any Error>) async throws -> (error: String?, file: String?) {
+        let answered = DispatchSemaphore(value: 0)
+        let answer = Locked<(error: String?, file: String?)?>(nil)
+        document.savePresentedItemChanges { error in
+            answer.withLock { $0 = (error.map { "\($0)" }, try? String(contentsOf: url, encoding: .utf8)) }
+            answered.signal()
+        }
+        document.proceed.signal()
+        try await saving.value
+        try await onBackgroundThread { answered.wait() }
+        return answer.withLock { $0 } ?? (error: "no answer", file: nil)
     }
 }
 

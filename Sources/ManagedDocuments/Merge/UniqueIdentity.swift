@@ -13,15 +13,7 @@ public enum UniqueIdentity {
         var high = fnv1a(bytes, seed: 0xcbf2_9ce4_8422_2325)
         let low = fnv1a(bytes, seed: 0x6c62_272e_07bb_0142)
         high = (high & ~0xF000) | 0x8000  // version 8
-        let lowWithVariant = (low & ~(0xC000_0000_0000_0000 as UInt64)) | 0x8000_0000_0000_0000  // RFC 4122 variant
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { raw in
-            for index in 0..<8 {
-                raw[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
-                raw[8 + index] = UInt8(truncatingIfNeeded: lowWithVariant >> (56 - 8 * index))
-            }
-        }
-        return UUID(uuid: uuid)
+        return RandomIdentifier.uuid(high: high, low: low)
     }
 
     private static func fnv1a(_ bytes: [UInt8], seed: UInt64) -> UInt64 {

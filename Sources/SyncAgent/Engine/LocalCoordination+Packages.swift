@@ -39,25 +39,15 @@ extension LocalCoordination {
     /// for files: a plain write, not `.forReplacing`).
     func placePackage(_ temporary: URL, at path: String, expected: LocalFingerprint?,
                       conflictContents: URL? = nil) throws(SyncStepError) -> Placement {
-        try checkFolders(of: path)
-        let target = url(path)
-        let parent = PathBytes.path(of: target.deletingLastPathComponent())
-        if LocalScanner.fingerprint(parent) == nil { try LocalFiles.makeFolders(parent) }
+        let target = try placementTarget(path)
         let temporaryPath = PathBytes.path(of: temporary)
         do {
             return try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
                 let actualPath = PathBytes.path(of: actual)
                 let now = PackageTree.fingerprint(actualPath)
                 guard now == expected else { return .changedLocally }
-                var versionID: String?
-                if let conflictContents, expected != nil {
-                    do {
-                        let version = try FileVersion.addSyncConflictVersion(ofItemAt: actual, withContentsOf: conflictContents,
-                                                                             byMoving: true, savingComputer: nil, coordinator: nil)
-                        versionID = version.persistentIdentifier.rawValue
-                    } catch {
-                        throw .local(path: path, reason: "cannot keep the local package as a conflict version: \(error)")
-                    }
+                let versionID = try conflictContents.flatMap { contents throws(SyncStepError) in
+                    expected == nil ? nil : try Self.keepConflictVersion(of: actual, contents: contents, path: path)
                 }
                 if expected != nil {
                     FileVersion.carryItemIdentity(from: actual, to: temporary)

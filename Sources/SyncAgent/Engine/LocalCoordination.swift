@@ -89,23 +89,13 @@ struct LocalCoordination: Sendable {
     /// downloaded bytes as a conflict version).
     func place(_ temporary: URL, at path: String, expected: LocalFingerprint?,
                conflictContents: URL? = nil) throws(SyncStepError) -> Placement {
-        try checkFolders(of: path)
-        let target = url(path)
-        let parent = PathBytes.path(of: target.deletingLastPathComponent())
-        if LocalScanner.fingerprint(parent) == nil { try LocalFiles.makeFolders(parent) }
+        let target = try placementTarget(path)
         do {
             return try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
                 let actualPath = PathBytes.path(of: actual)
                 guard LocalScanner.fingerprint(actualPath) == expected else { return .changedLocally }
-                var versionID: String?
-                if let conflictContents, expected != nil {
-                    do {
-                        let version = try FileVersion.addSyncConflictVersion(ofItemAt: actual, withContentsOf: conflictContents,
-                                                                             byMoving: true, savingComputer: nil, coordinator: nil)
-                        versionID = version.persistentIdentifier.rawValue
-                    } catch {
-                        throw .local(path: path, reason: "cannot keep the local version as a conflict version: \(error)")
-                    }
+                let versionID = try conflictContents.flatMap { contents throws(SyncStepError) in
+                    expected == nil ? nil : try Self.keepConflictVersion(of: actual, contents: contents, path: path)
                 }
                 if expected != nil { FileVersion.carryItemIdentity(from: actual, to: temporary) }
                 guard Glibc.rename(PathBytes.path(of: temporary), actualPath) == 0 else {
@@ -121,6 +111,28 @@ struct LocalCoordination: Sendable {
             throw error
         } catch {
             throw .local(path: path, reason: "coordinated write failed: \(error)")
+        }
+    }
+
+    /// The URL of `path` for a placement, after checking its folders and making the missing ones.
+    func placementTarget(_ path: String) throws(SyncStepError) -> URL {
+        try checkFolders(of: path)
+        let target = url(path)
+        let parent = PathBytes.path(of: target.deletingLastPathComponent())
+        if LocalScanner.fingerprint(parent) == nil { try LocalFiles.makeFolders(parent) }
+        return target
+    }
+
+    /// Moves `contents` (a file or a package folder) into the version store as an unresolved
+    /// conflict version of the item at `actual`; returns the version's identifier. Call it inside
+    /// the coordinated write of the item.
+    static func keepConflictVersion(of actual: URL, contents: URL, path: String) throws(SyncStepError) -> String {
+        do {
+            let version = try FileVersion.addSyncConflictVersion(ofItemAt: actual, withContentsOf: contents,
+                                                                 byMoving: true, savingComputer: nil, coordinator: nil)
+            return version.persistentIdentifier.rawValue
+        } catch {
+            throw .local(path: path, reason: "cannot keep the local version as a conflict version: \(error)")
         }
     }
 
