@@ -110,6 +110,16 @@ enum DocumentWorker {
     private static func finish(_ slots: [Slot], _ context: WorkerContext) async {
         for slot in slots {
             let document = slot.document
+            // A folder move that landed in the last moment before the stop may still be on its
+            // way to this document (presenters hear of a move after the mover's write, on their
+            // own queue): its notice gets a few seconds, counted, before a missing file counts
+            // as an anomaly.
+            var waited = 0
+            while !FileManager.default.fileExists(atPath: document.fileURL.path), waited < 100 {
+                if waited == 0 { context.log.count("late-move-notices") }
+                try? await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
             if !FileManager.default.fileExists(atPath: document.fileURL.path) {
                 context.log.anomaly("the document of \(RunLayout.sharedName(slot.index)) is at \(document.fileURL.path), where there is no file"
                                     + " (it is at \(context.layout.currentShared(slot.index)?.path ?? "no known place"))")

@@ -91,7 +91,8 @@ struct Report {
         // Anomalies: a document without its file, both names of the moving folder, …
         let anomalies = records.enumerated().flatMap { position, record in record.anomalies.map { "worker \(workers[position].index): \($0)" } }
             + final.structureProblems + final.readProblems
-        line("anomalies: \(anomalies.count)" + (anomalies.isEmpty ? "" : ": " + anomalies.prefix(6).joined(separator: "; ")))
+        line("anomalies: \(anomalies.count)" + (anomalies.isEmpty ? "" : ": " + anomalies.prefix(6).joined(separator: "; "))
+             + "; documents whose last folder move's notice was still on its way at the stop (waited for, not failures): \(records.reduce(0) { $0 + ($1.counters["late-move-notices"] ?? 0) })")
         if !anomalies.isEmpty { failures.append("\(anomalies.count) anomalies") }
 
         // Progress of every worker that appends or moves.

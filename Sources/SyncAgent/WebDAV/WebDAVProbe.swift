@@ -13,10 +13,12 @@ extension WebDAVStore {
     /// 3. `strongTagsImmediately`: the tag read right after each write is strong every time
     ///    (Apache's default `FileETag MTime Size` marks it weak for about a second).
     /// 4. `tagChangesOnEveryWrite`: same-size rewrites, right after each other, each change the tag
-    ///    — and at least one pair the server dated within the same second did (WsgiDAV's tag is path,
-    ///    mtime in whole seconds and size, so a rewrite within the same second keeps it, and one
-    ///    across a second boundary proves nothing). Up to eight rewrites are made to find such a pair;
-    ///    without one the answer is `false` (safe mode), never a guess.
+    ///    — and either every tag is the SHA-1 of the bytes written (Apache's `FileETag Digest`: it
+    ///    changes with the bytes whenever they change, proved without a clock), or at least one pair
+    ///    the server dated within the same second did (WsgiDAV's tag is path, mtime in whole seconds
+    ///    and size, so a rewrite within the same second keeps it, and one across a second boundary
+    ///    proves nothing). Up to eight rewrites are made to find such a pair; without one the answer
+    ///    is `false` (safe mode), never a guess.
     /// 5. `honoursConditions`: `PUT` with `If-None-Match: *` on the existing file, `PUT` with
     ///    `If-Match` of a made-up tag and `DELETE` with that tag must all answer 412 and leave the
     ///    file as it was (`rclone serve webdav` ignores all three).
@@ -63,7 +65,8 @@ extension WebDAVStore {
         let folderTagsPropagate = folderBefore != nil && folderAfter != nil && folderBefore?.value != folderAfter?.value
 
         // 2.–3. Create, read the tag at once.
-        let created = try await upload(try scratch.file("probe-A"), to: file, condition: .mustNotExist, progress: { _, _ in })
+        let firstContents = try scratch.file("probe-A")
+        let created = try await upload(firstContents, to: file, condition: .mustNotExist, progress: { _, _ in })
         let tagInWriteResponse = created != nil
         guard let first = try await item(at: file) else { throw .notFound(file) }
         var allStrong = first.tag.map { !$0.isWeak } ?? false
@@ -74,14 +77,22 @@ extension WebDAVStore {
         // rewrite changes it proves something only for rewrites the server dated within the same
         // second (a whole-second tag changes across seconds): rewrite until two land in one second,
         // at most eight times; if none do (a slow or loaded machine), assume the worst — safe mode.
+        // A tag that is the SHA-1 of the bytes (Apache's `FileETag Digest`) changes with every
+        // change of the bytes, whenever it happens: two such tags in a row prove it without
+        // depending on when the server dated the writes.
         var previous = first
         var sawKeptTag = first.tag == nil
         var sawChangeWithinASecond = false
+        var tagsAreDigests = first.tag.map { ContentDigest.tag($0, isSHA1Of: firstContents.path) } ?? false
         for content in ["probe-B", "probe-C", "probe-D", "probe-E", "probe-F", "probe-G", "probe-H", "probe-I"] {
-            _ = try await upload(try scratch.file(content), to: file, condition: .unconditional, progress: { _, _ in })
+            let contents = try scratch.file(content)
+            _ = try await upload(contents, to: file, condition: .unconditional, progress: { _, _ in })
             guard let current = try await item(at: file) else { throw .notFound(file) }
+            tagsAreDigests = tagsAreDigests && (current.tag.map { ContentDigest.tag($0, isSHA1Of: contents.path) } ?? false)
             if current.tag == nil || current.tag?.value == previous.tag?.value {
                 sawKeptTag = true
+            } else if tagsAreDigests {
+                sawChangeWithinASecond = true
             } else if let before = previous.modified, let now = current.modified, before == now {
                 sawChangeWithinASecond = true
             }
