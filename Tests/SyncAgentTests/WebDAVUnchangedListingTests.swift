@@ -83,13 +83,16 @@ struct WebDAVUnchangedListingTests {
                 let path = try #require(folder.appending("file \(index).txt"))
                 try await WebDAVTesting.put(store, "version A of \(index)", at: path, in: scratch, condition: .mustNotExist)
             }
-            // Apache marks the tag of something written less than a second ago weak (`W/""` for a
-            // folder), so the answer changes once more when that second is over: listed until
-            // an answer is the same as the one before.
+            // Apache marks the tag of an item changed less than a second ago weak (the folder's
+            // `W/""` becomes `""` then), so the answer changes once more when that second is
+            // over. The folder's time is put a minute back on the server's disk, so its tag is
+            // settled now, without waiting on a clock; then listed until two answers are alike.
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)],
+                                                  ofItemAtPath: server.dataURL.appendingPathComponent("docs").path)
             var token: RemoteListingToken?
             var entry: RemoteItem?
             var items: [RemoteItem] = []
-            try await Polling.until("two answers about the unchanged folder alike") {
+            try await Polling.until("two answers about the settled folder alike") {
                 switch try await store.listWithFolder(folder, unlessUnchangedSince: token) {
                 case .unchanged: return true
                 case .listed(let folderEntry, let children, let newToken):
@@ -144,8 +147,13 @@ struct WebDAVUnchangedListingTests {
             let first = try await RemoteLister.list(store)
             #expect(!first.isUnchanged)
             #expect(first.items.count == 7)
-            // Tags of writes less than a second old are weak and turn strong: listed until the
-            // listing is the same as the one before.
+            // Tags of folders changed less than a second ago are weak and turn strong: the
+            // folders' times go a minute back on the server's disk (settled now, no clock waited
+            // on); then listed until the listing is the same as the one before.
+            for name in ["", "a", "a/b", "c"] {
+                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)],
+                                                      ofItemAtPath: server.dataURL.appendingPathComponent(name).path)
+            }
             var latest = first
             try await Polling.until("a listing of the unchanged tree the same as the one before") {
                 let next = try await RemoteLister.list(store, previous: latest)
