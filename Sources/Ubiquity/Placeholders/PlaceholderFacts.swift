@@ -63,12 +63,14 @@ struct PlaceholderFacts: Sendable, Hashable {
         return (try? ItemPlaceholder.read(at: PathBytes.fileURL(path, isDirectory: false))).map(PlaceholderFacts.init)
     }
 
-    /// Parses an attribute value from its bytes without making Strings (the walk's fast path).
+    /// Parses an attribute value from its bytes without making Strings or arrays (the walk's
+    /// fast path: it runs once per evicted item a query gathers).
     init?(attributeBytes bytes: UnsafeBufferPointer<UInt8>) {
-        var numbers: [Int64] = []
-        numbers.reserveCapacity(5)
+        var numbers: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
+        var count = 0
         var index = 0
         while index < bytes.count {
+            guard count < 5 else { return nil }
             var negative = false
             if bytes[index] == UInt8(ascii: "-") { negative = true; index += 1 }
             var value: Int64 = 0, digits = 0
@@ -83,14 +85,21 @@ struct PlaceholderFacts: Sendable, Hashable {
                 index += 1
             }
             guard digits > 0 else { return nil }
-            numbers.append(value)
+            switch count {
+            case 0: numbers.0 = value
+            case 1: numbers.1 = value
+            case 2: numbers.2 = value
+            case 3: numbers.3 = value
+            default: numbers.4 = value
+            }
+            count += 1
             if index < bytes.count {
                 guard bytes[index] == UInt8(ascii: " "), index + 1 < bytes.count else { return nil }
                 index += 1
             }
         }
-        guard numbers.count == 5, numbers[0] == 1, numbers[1] >= 0, numbers[4] == 0 || numbers[4] == 1 else { return nil }
-        self.init(size: numbers[1], modifiedNanoseconds: numbers[2], createdNanoseconds: numbers[3], isPackage: numbers[4] == 1)
+        guard count == 5, numbers.0 == 1, numbers.1 >= 0, numbers.4 == 0 || numbers.4 == 1 else { return nil }
+        self.init(size: numbers.1, modifiedNanoseconds: numbers.2, createdNanoseconds: numbers.3, isPackage: numbers.4 == 1)
     }
 
     /// Stores the attribute on the placeholder file at `path`; `false` when the file system

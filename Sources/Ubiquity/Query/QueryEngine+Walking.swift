@@ -56,7 +56,7 @@ extension QueryEngine {
                            PlaceholderNameFilter.mayBePlaceholder(bytes) {
                             if placeholderPath.isEmpty { placeholderPath = PathBytes.bytes(of: folder).map { CChar(bitPattern: $0) } + [CChar(UInt8(ascii: "/"))] }
                             let prefix = placeholderPath.count
-                            placeholderPath.append(contentsOf: bytes.map { CChar(bitPattern: $0) })
+                            for byte in bytes { placeholderPath.append(CChar(bitPattern: byte)) }
                             placeholderPath.append(0)
                             let facts = placeholderPath.withUnsafeBufferPointer { PlaceholderFacts.read(placeholderAtCPath: $0.baseAddress!) }
                             placeholderPath.removeSubrange(prefix...)
