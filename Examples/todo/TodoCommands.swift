@@ -6,6 +6,10 @@ import ManagedDocuments
 enum TodoCommands {
     /// Runs the command line; returns the exit status (0 done, 1 failed, 2 usage).
     static func run(_ arguments: [String]) async -> Int32 {
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" || $0 == "help" }) {
+            print(Options.usage)
+            return 0
+        }
         let options: Options
         do { options = try Options(arguments, environment: ProcessInfo.processInfo.environment) } catch {
             printError("todo: \(error.message)\n\(Options.usage)")

@@ -10,6 +10,15 @@ import TestSupport
                                     "--device", device] + arguments, in: scratch.url)
     }
 
+    @Test func helpPrintsTheUsageAndSucceeds() throws {
+        let scratch = try Scratch("todo-help")
+        defer { scratch.remove() }
+        let help = try runExampleTool("todo", ["--help"], in: scratch.url)
+        #expect(help.status == 0 && help.output.hasPrefix("usage: todo"), "\(help.output) \(help.errors)")
+        let bad = try runExampleTool("todo", ["--nonsense", "x", "list"], in: scratch.url)
+        #expect(bad.status == 2 && bad.errors.contains("unknown option"))
+    }
+
     @Test func twoDevicesAddCompleteListAndWatch() throws {
         let scratch = try Scratch("todo-program")
         defer { scratch.remove() }
