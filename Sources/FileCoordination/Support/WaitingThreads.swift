@@ -17,7 +17,7 @@ import Foundation
 /// Never hangs: `run` takes the lock only to count; a job waits for no other job. Process-wide,
 /// like libdispatch's global queues: threads are a resource of the process, and a job carries all
 /// it needs (no state of any runtime is kept here).
-final class WaitingThreads: @unchecked Sendable {
+package final class WaitingThreads: @unchecked Sendable {
     // @unchecked: `idle` and `jobs` are only read or written with `condition` locked.
     private let condition = NSCondition()
     /// Threads waiting for a job.
@@ -32,14 +32,14 @@ final class WaitingThreads: @unchecked Sendable {
     /// The pool for asynchronous coordinations.
     static let coordinations = WaitingThreads(name: "FileCoordination.wait")
 
-    init(name: String, idleLifetime: TimeInterval = 5, maximumIdle: Int = 4) {
+    package init(name: String, idleLifetime: TimeInterval = 5, maximumIdle: Int = 4) {
         self.name = name
         self.idleLifetime = idleLifetime
         self.maximumIdle = maximumIdle
     }
 
     /// Runs `job` now, on an idle thread of the pool or a new one.
-    func run(_ job: @escaping @Sendable () -> Void) {
+    package func run(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         if idle > jobs.count {
             jobs.append(job)

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 
 /// Syncs one container folder with a ``RemoteStore``, both ways, taking part in file
@@ -227,11 +228,16 @@ public actor SyncEngine {
     }
 }
 
-/// Runs `body` on a global dispatch queue (blocking work: coordinated accesses wait for
-/// presenters) and returns its result to the calling task.
+/// The threads of the engines' blocking work (``offThePool(_:)``).
+let syncWorkThreads = WaitingThreads(name: "SyncAgent.work")
+
+/// Runs `body` on a thread of its own (blocking work: coordinated accesses wait for presenters)
+/// and returns its result to the calling task. Not a global dispatch queue: there a job waits
+/// behind blocked threads until libdispatch adds one, and a process whose other work blocks
+/// those threads (an app, the test runner) could starve the engine for a long time.
 func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws(SyncStepError) -> T) async throws(SyncStepError) -> T {
     let result: Result<T, SyncStepError> = await withCheckedContinuation { continuation in
-        DispatchQueue.global(qos: .utility).async {
+        syncWorkThreads.run {
             continuation.resume(returning: Result { () throws(SyncStepError) -> T in try body() })
         }
     }
