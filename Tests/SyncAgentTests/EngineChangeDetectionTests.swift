@@ -32,7 +32,12 @@ struct EngineChangeDetectionTests {
             for file in 0..<20 { try devices.write("text \(folder)-\(file)", "d\(folder)/n\(file).txt", on: engine) }
         }
         let running = Task { await engine.run() }
-        try await Polling.until("the first upload of 100 files") { devices.store.data(at: "d4/n19.txt") != nil
+        // 100 uploads, each journalled with an fsync: on a loaded CI disk (the suite's other
+        // tests fsync too) that may take longer than the usual hang guard, which only bounds a
+        // failure. The engine's progress is what is awaited, not a time.
+        try await Polling.until("the first upload of 100 files", timeout: .seconds(600), details: {
+            "on the server: \(devices.store.paths.count) items"
+        }) { devices.store.data(at: "d4/n19.txt") != nil
             && (0..<5).allSatisfy { folder in (0..<20).allSatisfy { devices.store.data(at: "d\(folder)/n\($0).txt") != nil } } }
         try await Self.untilIdlePassReadsNothing(engine)
 
