@@ -1,12 +1,17 @@
 /// What an import changed, as the app sees it: the records that appeared, changed or
 /// disappeared (carried by the import notification, see ``ManagedDocument``).
 public struct ImportSummary: Sendable, Hashable {
+    /// Records that did not exist here before the import.
     public var inserted: Set<ManagedObjectID> = []
+    /// Records that existed and had attributes changed.
     public var updated: Set<ManagedObjectID> = []
+    /// Records that existed and were deleted.
     public var deleted: Set<ManagedObjectID> = []
 
+    /// An empty summary.
     public init() {}
 
+    /// Whether the import changed nothing the app sees.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 

@@ -5,6 +5,7 @@ import Foundation
 /// of one record (a UUID of version 8, "custom": two FNV-1a 64-bit hashes of the entity name and
 /// the value's change-log encoding).
 public enum UniqueIdentity {
+    /// The record identifier for `uniqueValue` of `entity`: pure, never fails, any thread.
     public static func id(entity: String, uniqueValue: AttributeValue) -> UUID {
         var bytes = Array("\(entity)\u{0}".utf8)
         var writer = LogWriter()

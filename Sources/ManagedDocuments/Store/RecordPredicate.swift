@@ -2,6 +2,7 @@
 /// comparisons of an attribute with a value, substring tests, and their combinations. Compiled
 /// to an SQL `WHERE` clause with bound parameters (never text pasted into SQL).
 public indirect enum RecordPredicate: Sendable, Hashable {
+    /// How an attribute is compared with a value (the raw values are the SQL operators used).
     public enum Comparison: String, Sendable, Hashable {
         case equal = "IS", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     }
@@ -10,11 +11,17 @@ public indirect enum RecordPredicate: Sendable, Hashable {
     case comparison(String, Comparison, AttributeValue)
     /// The string attribute contains `text` (case-insensitive for ASCII letters).
     case contains(String, String)
+    /// Every one holds (an empty list holds).
     case and([RecordPredicate])
+    /// At least one holds (an empty list never holds).
     case or([RecordPredicate])
+    /// The predicate does not hold.
     case not(RecordPredicate)
 
+    /// `attribute == value` (a shorthand for ``comparison(_:_:_:)`` with `.equal`). A fetch with an
+    /// attribute the entity lacks fails with a typed error, not here.
     public static func equal(_ attribute: String, _ value: AttributeValue) -> Self { .comparison(attribute, .equal, value) }
+    /// `attribute != value` (``comparison(_:_:_:)`` with `.notEqual`).
     public static func notEqual(_ attribute: String, _ value: AttributeValue) -> Self { .comparison(attribute, .notEqual, value) }
 
     /// The SQL and its parameters, checking every attribute against `entity`.

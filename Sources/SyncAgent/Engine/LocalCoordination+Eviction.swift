@@ -23,8 +23,8 @@ extension LocalCoordination {
     /// the folder. A crash in between leaves both, and the file wins.
     func evict(_ path: String, expected: LocalFingerprint?, remoteTag: String?) throws(SyncStepError) -> Eviction {
         try checkFolders(of: path)
-        do {
-            return try coordinator().coordinate(writingItemAt: url(path), options: .forMerging) { actual throws(SyncStepError) -> Eviction in
+        return try coordinated("coordinated eviction", path) {
+            try coordinator().coordinate(writingItemAt: url(path), options: .forMerging) { actual throws(SyncStepError) -> Eviction in
                 let actualPath = PathBytes.path(of: actual)
                 var info = stat()
                 guard lstat(actualPath, &info) == 0 else { return .missing }
@@ -45,10 +45,6 @@ extension LocalCoordination {
                 try? LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
                 return .evicted
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated eviction failed: \(error)")
         }
     }
 }

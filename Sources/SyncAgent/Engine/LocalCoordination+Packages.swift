@@ -14,18 +14,14 @@ extension LocalCoordination {
     func snapshotPackage(_ path: String, to snapshot: URL) throws(SyncStepError) -> LocalFingerprint? {
         try checkFolders(of: path)
         let snapshotPath = PathBytes.path(of: snapshot)
-        do {
-            return try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
+        return try coordinated("coordinated read", path) {
+            try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
                 let actualPath = PathBytes.path(of: actual)
                 var info = stat()
                 guard lstat(actualPath, &info) == 0 else { return nil }
                 guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .local(path: path, reason: "not a package folder") }
                 return try PackageTree.copy(actualPath, to: snapshotPath, path: path)
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated read failed: \(error)")
         }
     }
 
@@ -41,8 +37,8 @@ extension LocalCoordination {
                       conflictContents: URL? = nil) throws(SyncStepError) -> Placement {
         let target = try placementTarget(path)
         let temporaryPath = PathBytes.path(of: temporary)
-        do {
-            return try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
+        return try coordinated("coordinated write", path) {
+            try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
                 let actualPath = PathBytes.path(of: actual)
                 let now = PackageTree.fingerprint(actualPath)
                 guard now == expected else { return .changedLocally }
@@ -89,10 +85,6 @@ extension LocalCoordination {
                 }
                 return .placed(placed, conflictVersion: versionID)
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated write failed: \(error)")
         }
     }
 
@@ -102,8 +94,8 @@ extension LocalCoordination {
     /// package is ever seen under its name, even after a crash. Returns whether it is gone.
     func deletePackage(_ path: String, expected: LocalFingerprint?, removing: URL) throws(SyncStepError) -> Bool {
         try checkFolders(of: path)
-        do {
-            return try coordinator().coordinate(writingItemAt: url(path), options: .forDeleting) { actual throws(SyncStepError) -> Bool in
+        return try coordinated("coordinated delete", path) {
+            try coordinator().coordinate(writingItemAt: url(path), options: .forDeleting) { actual throws(SyncStepError) -> Bool in
                 let actualPath = PathBytes.path(of: actual)
                 guard let now = PackageTree.fingerprint(actualPath) else { return true }
                 guard now == expected else { return false }
@@ -113,10 +105,6 @@ extension LocalCoordination {
                 PackageTree.remove(aside)
                 return true
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated delete failed: \(error)")
         }
     }
 }

@@ -29,6 +29,19 @@ struct LocalCoordination: Sendable {
 
     func url(_ path: String) -> URL { container.appending(path: path, directoryHint: .notDirectory) }
 
+    /// Runs `body` (a coordinated access of `path`): the accessor's own ``SyncStepError``s pass
+    /// through; the coordinator's (a timeout, a refusing presenter) become `.local` errors that
+    /// say `what` failed.
+    func coordinated<T>(_ what: String, _ path: String, _ body: () throws -> T) throws(SyncStepError) -> T {
+        do {
+            return try body()
+        } catch let error as SyncStepError {
+            throw error
+        } catch {
+            throw .local(path: path, reason: "\(what) failed: \(error)")
+        }
+    }
+
     /// Refuses a path whose folders inside the container include a symbolic link (never followed:
     /// it could point outside the container) or a file.
     func checkFolders(of path: String) throws(SyncStepError) {
@@ -50,8 +63,8 @@ struct LocalCoordination: Sendable {
     func snapshot(_ path: String, to snapshot: URL) throws(SyncStepError) -> LocalFingerprint? {
         try checkFolders(of: path)
         let snapshotPath = PathBytes.path(of: snapshot)
-        do {
-            return try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
+        return try coordinated("coordinated read", path) {
+            try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
                 let descriptor = open(PathBytes.path(of: actual), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
                 if descriptor < 0 {
                     if errno == ENOENT { return nil }
@@ -69,10 +82,6 @@ struct LocalCoordination: Sendable {
                 }
                 return LocalFingerprint(before)
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated read failed: \(error)")
         }
     }
 
@@ -90,8 +99,8 @@ struct LocalCoordination: Sendable {
     func place(_ temporary: URL, at path: String, expected: LocalFingerprint?,
                conflictContents: URL? = nil) throws(SyncStepError) -> Placement {
         let target = try placementTarget(path)
-        do {
-            return try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
+        return try coordinated("coordinated write", path) {
+            try coordinator().coordinate(writingItemAt: target) { actual throws(SyncStepError) -> Placement in
                 let actualPath = PathBytes.path(of: actual)
                 guard LocalScanner.fingerprint(actualPath) == expected else { return .changedLocally }
                 let versionID = try conflictContents.flatMap { contents throws(SyncStepError) in
@@ -107,10 +116,6 @@ struct LocalCoordination: Sendable {
                 }
                 return .placed(placed, conflictVersion: versionID)
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated write failed: \(error)")
         }
     }
 
@@ -173,8 +178,8 @@ struct LocalCoordination: Sendable {
     /// never syncs is left in it. Returns whether it is gone.
     func delete(_ path: String, isFolder: Bool, expected: LocalFingerprint?) throws(SyncStepError) -> Bool {
         try checkFolders(of: path)
-        do {
-            return try coordinator().coordinate(writingItemAt: url(path), options: .forDeleting) { actual throws(SyncStepError) -> Bool in
+        return try coordinated("coordinated delete", path) {
+            try coordinator().coordinate(writingItemAt: url(path), options: .forDeleting) { actual throws(SyncStepError) -> Bool in
                 let actualPath = PathBytes.path(of: actual)
                 guard let now = LocalScanner.fingerprint(actualPath) else { return true }
                 if isFolder {
@@ -191,10 +196,6 @@ struct LocalCoordination: Sendable {
                 try? LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
                 return true
             }
-        } catch let error as SyncStepError {
-            throw error
-        } catch {
-            throw .local(path: path, reason: "coordinated delete failed: \(error)")
         }
     }
 }

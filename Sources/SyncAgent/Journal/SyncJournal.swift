@@ -103,6 +103,8 @@ public final class SyncJournal {
         try append([.removePendingMove(privatePath: privatePath)])
     }
 
+    /// Records the server's identity (its root's file id) (flushed before it returns). Throws
+    /// ``JournalError`` when the journal cannot be written; the identity is then not recorded.
     public func setServer(_ identity: JournalServerIdentity) throws(JournalError) { try append([.server(identity)]) }
 
     /// Forgets everything (a new server): written as a new, empty snapshot.
