@@ -5,6 +5,10 @@
 // (OneShotTextEdit), so runs of the tool on one file at once never lose each other's changes.
 import ExampleDocuments
 import Foundation
+import Ubiquity
+
+// An evicted document of a sync-agent container downloads when the tool opens it.
+FilesOnDemand.enableForSharedAccount()
 
 let status = await TextEditor.run(Array(CommandLine.arguments.dropFirst()))
 exit(status)

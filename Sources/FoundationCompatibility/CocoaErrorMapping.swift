@@ -13,6 +13,7 @@ internal import FileCoordination
 /// | `.timedOut`, `.wouldDeadlock`, `.lockDirectoryUnusable`, `.lockFailed` (other errno), `.itemKeptMoving` | `NSFileLockingError` (255) |
 /// | `.ioFailed` (ENOENT, ENOTDIR) — e.g. a `.forUploading` read of an item that does not exist | `NSFileReadNoSuchFileError` (260) |
 /// | `.ioFailed` (ENOSPC, EDQUOT) | `NSFileWriteOutOfSpaceError` (640) |
+/// | `.itemNotDownloaded` (an evicted item that could not be downloaded) | `NSUbiquitousFileUnavailableError` (4353) |
 /// | `.ioFailed` (other errno), `.invalidRequest` | `NSFileReadUnknownError` (256) / `NSFileWriteUnknownError` (512) |
 ///
 /// Any other error (none is expected: the accessors of the `error:` forms cannot throw) is passed
@@ -69,6 +70,9 @@ enum CocoaErrorMapping {
             code = unknownCode(access)
         case .invalidRequest:
             code = unknownCode(access)
+        case .itemNotDownloaded(let item, _):
+            code = NSUbiquitousFileUnavailableError
+            url = item
         }
         return make(code, description: description, underlying: coordinationError,
                     access: Access(url: url, isWriting: access.isWriting, uploadedItem: access.uploadedItem))

@@ -1,6 +1,7 @@
 import Foundation
 internal import CloudDocuments
 internal import FileCoordination
+internal import Ubiquity
 
 /// Coordinates reading and writing of files and directories with other coordinators — in this
 /// process and in every other process of the same user — and with file presenters: Apple's
@@ -44,6 +45,7 @@ open class NSFileCoordinator: NSObject, @unchecked Sendable {
     /// waiting for them. The presenter is not retained beyond the bridge that stands for it.
     public init(filePresenter filePresenterOrNil: (any NSFilePresenter)?) {
         SyncToolRules.registerWithCoordination()  // before the first coordination (see its doc)
+        FilesOnDemand.enableForSharedAccount()  // evicted items download when accessed
         let bridge = filePresenterOrNil.map(PresenterBridge.bridge(for:))
         presenterBridge = bridge
         coordinator = Coordinator(filePresenter: bridge)

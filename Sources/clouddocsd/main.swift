@@ -21,6 +21,8 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
+// The agent's own coordinated writes land downloads: they never wait for one.
+FilesOnDemand.disableInThisProcess()
 let environment = ProcessInfo.processInfo.environment
 let configuration: UbiquityConfiguration
 do { configuration = try UbiquityConfiguration.load(environment: environment) } catch { fail(error.localizedDescription) }

@@ -56,6 +56,7 @@ func caseName(_ error: CoordinationError) -> String {
     case .ioFailed: return "ioFailed"
     case .invalidRequest: return "invalidRequest"
     case .itemKeptMoving: return "itemKeptMoving"
+    case .itemNotDownloaded: return "itemNotDownloaded"
     }
 }
 

@@ -35,6 +35,10 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
     /// more. After 8 such moves in a row it gives up rather than chase the item for ever. The URL is
     /// where the item was last seen. Nothing is wrong with the item; trying again later usually works.
     case itemKeptMoving(URL)
+    /// The item was evicted (files on demand: only the server has its bytes) and could not be
+    /// downloaded for this access: offline, no sync agent running, or the agent refused; `reason`
+    /// says which. Nothing was changed; try again once the reason is gone.
+    case itemNotDownloaded(URL, reason: String)
 
     /// What went wrong and, where it helps, what to do about it.
     public var description: String {
@@ -55,6 +59,8 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case .invalidRequest(let reason): return "Invalid coordination request: \(reason)"
         case .itemKeptMoving(let url):
             return "The item kept being moved by other coordinators while this coordination waited for it (last seen at \(url.path)); it was not accessed. Try again."
+        case .itemNotDownloaded(let url, let reason):
+            return "\(url.path) is only in the cloud and could not be downloaded: \(reason)"
         }
     }
     /// The same text as ``description``.
@@ -85,6 +91,7 @@ public enum CoordinationError: Error, Sendable, CustomStringConvertible, Localiz
         case let (.lockDirectoryUnusable(a, r), .lockDirectoryUnusable(b, s)): return a == b && r == s
         case let (.lockFailed(a, x), .lockFailed(b, y)), let (.ioFailed(a, x), .ioFailed(b, y)): return a == b && x == y
         case let (.invalidRequest(a), .invalidRequest(b)): return a == b
+        case let (.itemNotDownloaded(a, r), .itemNotDownloaded(b, s)): return a == b && r == s
         default: return false
         }
     }

@@ -30,6 +30,9 @@ struct CoordinatedAccess: Sendable {
         for _ in 0...MoveLog.retryLimit {
             let sequence = moveLog.sequence
             var accesses = ResolvedAccess.resolveBeforeLocking(intents, runtime: runtime)
+            for access in accesses {
+                try EvictedItemResolution.resolveIfEvicted(access.itemPath, kind: access.intent.kind, context: context)
+            }
             let owner = coordinator.effectiveOwner
             var messenger = PresenterMessenger(
                 runtime: runtime, ownPresenter: coordinator.filePresenter, requester: owner, context: context)

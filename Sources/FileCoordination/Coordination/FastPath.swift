@@ -38,6 +38,7 @@ extension Coordinator {
             // Read before the path is resolved: a move recorded after this point is seen below.
             let sequence = moveLog.sequence
             let itemPath = CanonicalPath.of(url, in: runtime.paths)
+            try EvictedItemResolution.resolveIfEvicted(itemPath, kind: kind, context: context)
             let package = runtime.packageExtensions.outermostPackage(containing: itemPath)
             guard let route = fastRoute(itemPath, inPackage: package != nil) else {
                 return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }

@@ -101,6 +101,8 @@ public final class UbiquityAccount: Sendable {
             throw .containerUnavailable(identifier: identifier, path: root.path, reason: "it is not a valid container identifier")
         }
         let container = UbiquityContainer(identifier: identifier, url: root.appending(path: identifier, directoryHint: .isDirectory))
+        // Evicted items of the agent's containers download when a coordinated read needs them.
+        if configuration.provider == .agent { FilesOnDemand.enable(root: root) }
         do {
             try FileManager.default.createDirectory(at: container.documentsURL, withIntermediateDirectories: true)
         } catch {

@@ -27,6 +27,8 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
     /// The inode: a file replaced by another (a safe save) is a change even with equal size and time.
     var inode: UInt64
     var flags: Flags
+    /// What the sync agent is doing with the item (from its status; none for other providers).
+    var transfer = ItemTransferState.none
 
     struct Flags: OptionSet, Hashable, Sendable {
         let rawValue: UInt8
@@ -81,12 +83,34 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
     /// an evicted item is not downloaded (0 %) and uploaded.
     /// The query does not ask the container's provider (``UbiquityAccount/status(ofItemAt:)`` does).
     public var ubiquitousStatus: UbiquitousItemStatus {
+        var status: UbiquitousItemStatus
         if isUbiquitous, isEvicted {
-            return UbiquitousItemStatus(isUbiquitous: true, downloadingStatus: .notDownloaded, percentDownloaded: 0,
-                                        percentUploaded: 100, hasUnresolvedConflicts: hasUnresolvedConflicts)
+            status = UbiquitousItemStatus(isUbiquitous: true, downloadingStatus: .notDownloaded, percentDownloaded: 0,
+                                          percentUploaded: 100, hasUnresolvedConflicts: hasUnresolvedConflicts)
+        } else {
+            status = UbiquitousItemStatus(isUbiquitous: isUbiquitous, percentDownloaded: isUbiquitous ? 100 : nil,
+                                          percentUploaded: isUbiquitous ? 100 : nil, hasUnresolvedConflicts: hasUnresolvedConflicts)
         }
-        return UbiquitousItemStatus(isUbiquitous: isUbiquitous, percentDownloaded: isUbiquitous ? 100 : nil,
-                                    percentUploaded: isUbiquitous ? 100 : nil, hasUnresolvedConflicts: hasUnresolvedConflicts)
+        guard isUbiquitous else { return status }
+        let percent = Double(transfer.percent)
+        switch transfer.kind {
+        case .none: break
+        case .waitingToUpload:
+            status.isUploaded = false
+            status.percentUploaded = 0
+        case .uploading:
+            status.isUploaded = false
+            status.isUploading = true
+            status.percentUploaded = percent
+        case .waitingToDownload:
+            // A newer version waits on the server: what is here (if anything) is not current.
+            if !isEvicted { status.downloadingStatus = .downloaded }
+        case .downloading:
+            status.isDownloading = true
+            status.percentDownloaded = percent
+            if !isEvicted { status.downloadingStatus = .downloaded }
+        }
+        return status
     }
 
     /// The value of `attribute`, typed as Apple's `NSMetadataItem.value(forAttribute:)` returns it
@@ -123,6 +147,7 @@ public struct MetadataItem: Sendable, Hashable, Identifiable {
     func differs(from other: MetadataItem) -> Bool {
         folderPath != other.folderPath || !PathBytes.haveSameBytes(name, other.name) || size != other.size
             || modifiedNanoseconds != other.modifiedNanoseconds || inode != other.inode || flags != other.flags
+            || transfer != other.transfer
     }
 
     private static func date(_ nanoseconds: Int64) -> Date {

@@ -108,7 +108,7 @@ public final class MetadataQuery: Sendable {
         guard let run else { throw .alreadyStarted }
         let removalHold = state.withLock { $0.removalHold }
         let settings = QueryEngineSettings(
-            roots: roots, predicate: predicate, sortKeys: sortKeys,
+            roots: roots, agentStatus: AgentStatusSource.sources(for: roots, account: account), predicate: predicate, sortKeys: sortKeys,
             // Over 10⁹ s (about 32 years) is "never": whole nanoseconds in Int64 end near 292 years,
             // and an infinite interval must not trap.
             batchingInterval: .nanoseconds(Int64(min(notificationBatchingInterval, 1e9) * 1_000_000_000)),

@@ -53,7 +53,7 @@ struct ScopeRoot: Sendable, Hashable {
         !excluded.contains { $0 == path || CanonicalPathSupport.isInside(path, $0) }
     }
 
-    private static func clean(_ url: URL) -> String {
+    static func clean(_ url: URL) -> String {
         var path = PathBytes.path(of: url.standardizedFileURL)
         if case .success(let real) = PathBytes.realPath(path) { path = real }
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }

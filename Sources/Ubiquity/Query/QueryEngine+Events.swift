@@ -66,6 +66,7 @@ extension QueryEngine {
 
     private func apply(_ report: InotifyEvent) {
         let mask = report.mask
+        if !statusWatches.isEmpty, applyStatusReport(report) { return }
         if mask & UInt32(IN_IGNORED) != 0 { watches.forget(report.descriptor); return }
         guard let folder = watches.path(for: report.descriptor) else { return }
         if mask & UInt32(IN_MOVE_SELF) != 0 {

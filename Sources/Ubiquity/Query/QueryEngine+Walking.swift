@@ -128,6 +128,7 @@ extension QueryEngine {
     func consider(folder: String, name: String, stamp: ItemStamp, hasConflicts: Bool, root: ScopeRoot, previous: MetadataItem?) {
         let existing = results.item(inFolder: folder, named: name)
         var item = MetadataItem(id: 0, folderPath: folder, name: name, stamp: stamp, flags: Self.flags(root, hasConflicts))
+        if root.isUbiquitous, !transferStates.isEmpty { item.transfer = transferState(of: SyncFolderListing.join(folder, name)) }
         if settings.predicate.evaluate(item) {
             item.id = previous?.id ?? existing?.id ?? results.makeIdentifier()
             results.upsert(item)

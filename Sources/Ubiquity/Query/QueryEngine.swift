@@ -12,6 +12,9 @@ struct QueryEngineOutput: Sendable {
 /// The settings of one run of a query.
 struct QueryEngineSettings: Sendable {
     var roots: [ScopeRoot]
+    /// The containers under `roots` that the sync agent serves: their items' transfer states
+    /// come from its status (``QueryEngine/startWatchingTransfers()``).
+    var agentStatus: [AgentStatusSource] = []
     var predicate: MetadataItemPredicate
     var sortKeys: [MetadataQuerySortKey]
     var batchingInterval: Duration
@@ -51,6 +54,10 @@ final class QueryEngine: InotifyLoopClient {
     /// Whether a report read since the last rescan was `IN_Q_OVERFLOW` (the rescan comes once the
     /// turn's reads are done).
     var overflowed = false
+    /// The status folders' watch descriptors → indexes in `settings.agentStatus`.
+    var statusWatches: [Int32: [Int]] = [:]
+    /// The transfer states last read from each agent status (by index in `settings.agentStatus`).
+    var transferStates: [Int: [String: ItemTransferState]] = [:]
 
     /// Starts the loop; nil when no `inotify` descriptor (or wake channel) can be had (then
     /// `reason` says why).
@@ -84,6 +91,8 @@ final class QueryEngine: InotifyLoopClient {
         settings.output(QueryEngineOutput(event: .didStartGathering, results: []))
         gather()
         if control.commands.withLock({ $0.stop }) { return }  // stopped: the loop ends at once
+        startWatchingTransfers()
+        _ = results.takeChanges()  // the transfer states read now are part of the gathered results
         reportWatchProblem()
         settings.output(QueryEngineOutput(event: .didFinishGathering, results: results.ordered))
     }
