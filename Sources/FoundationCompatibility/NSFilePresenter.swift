@@ -1,4 +1,5 @@
 import Foundation
+internal import FileCoordination
 
 /// An object that presents a file or directory and wants to hear when other code reads, writes,
 /// moves or deletes it — Apple's `NSFilePresenter`, with Apple's requirement names, for Linux.
@@ -86,6 +87,11 @@ public protocol NSFilePresenter: NSObjectProtocol {
     /// veto). Default: answers `nil` at once.
     func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 
+    /// The item's local copy is about to be evicted (files on demand): make the eviction safe
+    /// (close the item, stop presenting it), then call the handler with `nil`, or an error to
+    /// prevent it. Default: refuses, as Apple's eviction fails when a presenter does not implement it.
+    func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
     /// A coordinated move moved or renamed the item to `newURL`; update ``presentedItemURL``.
     func presentedItemDidMove(to newURL: URL)
 
@@ -149,6 +155,10 @@ extension NSFilePresenter {
     /// Default: accepts the deletion at once.
     public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
+    }
+    /// Default: refuses the eviction (`EvictionNotAccommodated`), as Apple's does.
+    public func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(EvictionNotAccommodated(url: presentedItemURL))
     }
     /// Default: does nothing.
     public func presentedItemDidMove(to newURL: URL) {}

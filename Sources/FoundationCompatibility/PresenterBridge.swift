@@ -65,6 +65,11 @@ final class PresenterBridge: FilePresenter, @unchecked Sendable {
         presenter.accommodatePresentedItemDeletion(completionHandler: completionHandler)
     }
 
+    func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        guard let presenter else { return completionHandler(nil) }
+        presenter.accommodatePresentedItemEviction(completionHandler: completionHandler)
+    }
+
     func presentedItemDidMove(to newURL: URL) { presenter?.presentedItemDidMove(to: newURL) }
     func presentedItemDidChange() { presenter?.presentedItemDidChange() }
     func presentedSubitemDidAppear(at url: URL) { presenter?.presentedSubitemDidAppear(at: url) }

@@ -48,6 +48,7 @@ extension DocumentError {
         case .unsupportedPackageEntry: "unsupportedPackageEntry"
         case .unsupportedFileType: "unsupportedFileType"
         case .contentsInvalid: "contentsInvalid"
+        case .evictionRefused: "evictionRefused"
         }
     }
 
@@ -56,7 +57,7 @@ extension DocumentError {
         switch self {
         case .fileNotFound(let url), .notReadable(let url, _, _), .couldNotLoad(let url, _), .alreadyExists(let url),
              .saveFailed(let url, _, _), .diskFull(let url, _), .folderMissing(let url), .notWritable(let url, _),
-             .unsupportedPackageEntry(let url, _):
+             .unsupportedPackageEntry(let url, _), .evictionRefused(let url):
             url
         case .documentClosed, .documentAlreadyOpen, .editingDisabled, .invalidPackageEntryName,
              .unsupportedFileType, .contentsInvalid:
@@ -72,7 +73,7 @@ extension DocumentError {
              .unsupportedPackageEntry(_, let text), .unsupportedFileType(let text), .contentsInvalid(let text):
             text
         case .fileNotFound, .couldNotLoad, .alreadyExists, .diskFull, .folderMissing, .notWritable,
-             .documentClosed, .documentAlreadyOpen, .editingDisabled:
+             .documentClosed, .documentAlreadyOpen, .editingDisabled, .evictionRefused:
             nil
         }
     }

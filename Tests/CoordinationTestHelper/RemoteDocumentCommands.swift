@@ -9,7 +9,7 @@
 //                                   on the main queue (blocking it, as a program that coordinates
 //                                   there does) or on a thread of its own
 //                                   → "READ <text>" or "READ-FAILED <error>" (newlines as ⏎)
-//          state                    → "STATE unsaved" or "STATE saved"
+//          state                    → "STATE unsaved", "STATE saved" or "STATE closed" (closed for an eviction)
 //          block-main               the main queue waits for "unblock-main" (as a program blocked
 //                                   on a pipe there would)  → "BLOCKED", later "UNBLOCKED"
 //          report-saves             from now on, a save request from another process prints
@@ -71,7 +71,7 @@ func runRemoteDocumentCommand(_ arguments: [String]) -> Never {
             case ("unblock-main", _):
                 mainUnblocked.signal()
             case ("state", _):
-                say(document.hasUnsavedChanges ? "STATE unsaved" : "STATE saved")
+                say(document.documentState.contains(.closed) ? "STATE closed" : document.hasUnsavedChanges ? "STATE unsaved" : "STATE saved")
             default:
                 say("unknown line \(line)")
             }

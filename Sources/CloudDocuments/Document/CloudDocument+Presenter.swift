@@ -115,6 +115,18 @@ extension CloudDocument {
         }
     }
 
+    nonisolated func defaultAccommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueueOnMainActor { [self] in
+            let (dirty, url) = storage.withLock { ($0.changes.hasUnsavedChanges, $0.fileURL) }
+            if dirty {
+                completionHandler(DocumentError.evictionRefused(url))
+                return
+            }
+            closeImmediately()
+            completionHandler(nil)
+        }
+    }
+
     nonisolated func defaultPresentedItemDidMove(to newURL: URL) {
         let current = DiskIdentity.of(newURL)
         storage.withLock { storage in

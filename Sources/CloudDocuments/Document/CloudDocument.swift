@@ -454,6 +454,14 @@ open class CloudDocument: FilePresenter {
         defaultAccommodatePresentedItemDeletion(completionHandler: completionHandler)
     }
 
+    /// The file's local copy is about to be evicted (files on demand). The default closes the
+    /// document when it has no unsaved changes (nothing is lost: the server keeps the bytes, and
+    /// opening the document again downloads them), and refuses with
+    /// ``DocumentError/evictionRefused(_:)`` when it has some. Answered on the main actor.
+    nonisolated open func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        defaultAccommodatePresentedItemEviction(completionHandler: completionHandler)
+    }
+
     /// The file was moved (by a coordinated move, or renamed by a program that did not
     /// coordinate, within the folders the change monitor watches): ``fileURL`` follows it.
     nonisolated open func presentedItemDidMove(to newURL: URL) {

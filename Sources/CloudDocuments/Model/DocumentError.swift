@@ -55,6 +55,9 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
     /// The contents are not valid for this kind of document (for example, text that is not valid
     /// UTF-8); the string says what is wrong. For document subclasses to throw from `load`.
     case contentsInvalid(String)
+    /// The document refused to let its file be evicted (files on demand) because it has unsaved
+    /// changes: the file on disk is not what the user sees.
+    case evictionRefused(URL)
 
     /// What happened, followed by what to do (the ``recoverySuggestion``).
     public var errorDescription: String? {
@@ -87,6 +90,8 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
             return "“\(url.path)” cannot be written: the disk is read-only or you do not have permission."
         case .documentClosed:
             return "The document is closed."
+        case .evictionRefused(let url):
+            return "“\(url.path)” is open with unsaved changes, so its local copy was not evicted."
         case .documentAlreadyOpen:
             return "The document is already open."
         case .editingDisabled:
@@ -125,6 +130,8 @@ public enum DocumentError: Error, LocalizedError, Sendable, CustomStringConverti
             return "Make the disk writable or change the permissions, or save to another location."
         case .documentClosed:
             return "Open the document first."
+        case .evictionRefused:
+            return "Save the document and let it upload, or close it, then evict it again."
         case .documentAlreadyOpen:
             return "Use the document as it is, or close it before opening it again."
         case .editingDisabled:

@@ -38,5 +38,11 @@ extension Coordinator {
         /// Only metadata that does not depend on the contents changes: presenters are not asked
         /// to save.
         public static let contentIndependentMetadataOnly = WritingOptions(rawValue: 1 << 4)
+        /// The item's local copy will be evicted (files on demand — for sync providers such as the
+        /// agent): its presenters, and for a folder or package those of everything inside, are
+        /// asked ``FilePresenter/accommodatePresentedItemEviction(completionHandler:)`` before the
+        /// accessor runs; one refusal fails the access with ``CoordinationError/presenterFailed(_:)``.
+        /// Locks like `.forDeleting` (a directory: everything inside).
+        public static let forEvicting = WritingOptions(rawValue: 1 << 5)
     }
 }

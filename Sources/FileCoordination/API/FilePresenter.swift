@@ -47,6 +47,14 @@ public protocol FilePresenter: AnyObject, Sendable {
     /// The item is about to be deleted. Close it, then call the handler (`nil`, or an error to veto).
     func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 
+    /// The item's local copy is about to be evicted (files on demand: only the server will keep
+    /// its bytes; a coordinated write with ``Coordinator/WritingOptions/forEvicting``). Do
+    /// whatever makes the eviction safe — close the item, stop presenting it — and call
+    /// `completionHandler(nil)`; pass an error to prevent the eviction. The default refuses, as
+    /// Apple's does for a presenter that does not implement it (``EvictionNotAccommodated``);
+    /// `CloudDocument` implements it (closes when it has no unsaved changes).
+    func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+
     /// The item was moved or renamed to `newURL` by a coordinated move.
     func presentedItemDidMove(to newURL: URL)
 
@@ -105,6 +113,11 @@ extension FilePresenter {
     public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         completionHandler(nil)
     }
+    /// Default: refuses (``EvictionNotAccommodated``): a presenter that does not say it can do
+    /// without the local copy keeps it, as on Apple platforms. Runs on the presenter's queue.
+    public func accommodatePresentedItemEviction(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        completionHandler(EvictionNotAccommodated(url: presentedItemURL))
+    }
     /// Default: does nothing. Runs on the presenter's queue.
     public func presentedItemDidMove(to newURL: URL) {}
     /// Default: does nothing. Runs on the presenter's queue.
@@ -125,4 +138,17 @@ extension FilePresenter {
     public func presentedItemDidLose(_ version: FileVersionReference) {}
     /// Default: does nothing. Runs on the presenter's queue.
     public func presentedItemDidResolveConflict(_ version: FileVersionReference) {}
+}
+
+/// The default answer of ``FilePresenter/accommodatePresentedItemEviction(completionHandler:)``:
+/// this presenter does not accommodate eviction, so the item stays.
+public struct EvictionNotAccommodated: Error, LocalizedError, Sendable, Equatable {
+    /// The presented item.
+    public let url: URL?
+
+    public init(url: URL?) { self.url = url }
+
+    public var errorDescription: String? {
+        "\(url?.path ?? "the item") is presented by a program that does not let it be evicted (its presenter does not implement accommodatePresentedItemEviction); close it there first"
+    }
 }

@@ -28,7 +28,7 @@ struct ResolvedAccess: Sendable {
         var needsKind = inspect || runtime.remote.mayConcern(itemPath)  // remote: presenters elsewhere
         switch intent.kind {
         case .writing(let options):
-            needsKind = needsKind || !options.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing])
+            needsKind = needsKind || !options.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing, .forEvicting])
         case .reading(let options):
             needsKind = needsKind || options.contains(.forUploading)
         }
@@ -76,8 +76,11 @@ struct ResolvedAccess: Sendable {
 
     /// A delete, move or replace: for a directory it locks everything inside.
     var removesItem: Bool {
-        !writingOptions.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing])
+        !writingOptions.isDisjoint(with: [.forDeleting, .forMoving, .forReplacing, .forEvicting])
     }
+
+    /// An eviction (files on demand): presenters are asked to accommodate it.
+    var evicts: Bool { writingOptions.contains(.forEvicting) }
     var deletes: Bool { !writingOptions.isDisjoint(with: [.forDeleting, .forReplacing]) }
 
     var isInsidePackage: Bool { lockPath != itemPath }

@@ -69,7 +69,7 @@ final class InProcessDelivery: PresenterDelivery {
                     presenter.relinquishPresentedItem(toReader: relinquished)
                 }
             }
-        case .saveChanges, .accommodateDeletion, .accommodateSubitemDeletion:
+        case .saveChanges, .accommodateDeletion, .accommodateEviction, .accommodateSubitemDeletion:
             let id = request.presenter, token = request.borrow, borrowing = self.borrowing
             if let token { borrowing.begin(id, token: token) }
             let completed: @Sendable ((any Error)?) -> Void = { error in
@@ -82,6 +82,7 @@ final class InProcessDelivery: PresenterDelivery {
                 switch message {
                 case .saveChanges: presenter.savePresentedItemChanges(completionHandler: completed)
                 case .accommodateDeletion: presenter.accommodatePresentedItemDeletion(completionHandler: completed)
+                case .accommodateEviction: presenter.accommodatePresentedItemEviction(completionHandler: completed)
                 case .accommodateSubitemDeletion(let url):
                     presenter.accommodatePresentedSubitemDeletion(at: url, completionHandler: completed)
                 default: completed(nil)

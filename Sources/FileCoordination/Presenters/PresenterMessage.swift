@@ -58,6 +58,8 @@ enum PresenterMessage: Sendable, Equatable {
     case saveChanges
     /// `accommodatePresentedItemDeletion(completionHandler:)`; answered with `.completed`.
     case accommodateDeletion
+    /// `accommodatePresentedItemEviction(completionHandler:)`; answered with `.completed`.
+    case accommodateEviction
     /// `accommodatePresentedSubitemDeletion(at:completionHandler:)`; answered with `.completed`.
     case accommodateSubitemDeletion(at: URL)
     /// `presentedItemDidChange()`; no answer.
@@ -90,7 +92,7 @@ enum PresenterMessage: Sendable, Equatable {
     var expectedAnswer: ExpectedAnswer {
         switch self {
         case .relinquishToReader, .relinquishToWriter: return .relinquishment
-        case .saveChanges, .accommodateDeletion, .accommodateSubitemDeletion: return .completion
+        case .saveChanges, .accommodateDeletion, .accommodateEviction, .accommodateSubitemDeletion: return .completion
         case .reacquire, .itemDidChange, .itemDidMove, .subitemDidAppear, .subitemDidChange, .subitemDidMove,
              .versionDidGain, .versionDidLose, .versionDidResolveConflict: return .none
         }
@@ -108,6 +110,7 @@ enum PresenterMessage: Sendable, Equatable {
         case .reacquire: "a reacquirer"
         case .saveChanges: "savePresentedItemChanges"
         case .accommodateDeletion: "accommodatePresentedItemDeletion"
+        case .accommodateEviction: "accommodatePresentedItemEviction"
         case .accommodateSubitemDeletion: "accommodatePresentedSubitemDeletion"
         case .itemDidChange: "presentedItemDidChange"
         case .itemDidMove: "presentedItemDidMove"

@@ -32,7 +32,7 @@ extension PresenterMessenger {
         }
         let savesAsked = remote.asksForSaves
         var concerned: [ResolvedAccess] = []
-        for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes {
+        for access in accesses where (savesAsked && Self.asksForSaves(access)) || access.deletes || access.evicts {
             // No other process can present the item, a folder above it or anything inside it
             // (a few loads): nothing to ask, and no `lstat`.
             guard directory.mayPresentElsewhere(at: access.itemPath) || directory.mayPresentElsewhere(inside: access.itemPath)
@@ -41,7 +41,7 @@ extension PresenterMessenger {
             // taken next, decide what the access itself does).
             var probe = access
             probe.inspectNow()
-            if probe.deletes && !probe.existedBefore && !(savesAsked && Self.asksForSaves(probe)) { continue }
+            if (probe.deletes || probe.evicts) && !probe.existedBefore && !(savesAsked && Self.asksForSaves(probe)) { continue }
             if concernsOtherProcesses(probe) { concerned.append(probe) }
         }
         guard !concerned.isEmpty else { return }
@@ -49,11 +49,15 @@ extension PresenterMessenger {
         defer { endMainQueueWait?() }
         var savers: [PresenterAddress] = []
         var deleted: [PresenterAddress] = []
+        var evicted: [PresenterAddress] = []
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in concerned {
             let found = try lookUpElsewhere(for: access)
             if savesAsked && Self.asksForSaves(access) {
                 savers += presentersConcerned(by: access, foundElsewhere: found)
+            }
+            if access.evicts && access.existedBefore {
+                evicted += found.presenters(at: access.itemPath) + found.presenters(inside: access.itemPath)
             }
             if access.deletes && access.existedBefore {
                 deleted += found.presenters(at: access.itemPath) + found.presenters(inside: access.itemPath)
@@ -63,6 +67,7 @@ extension PresenterMessenger {
         }
         try ask(unique(savers).map { ($0, .saveChanges) })
         try ask(unique(deleted).map { ($0, .accommodateDeletion) })
+        try ask(unique(evicted).map { ($0, .accommodateEviction) })
         var askedSubitem = Set<PresenterID>()
         try ask(subitemDeletions.filter { !isOwn($0.0) && askedSubitem.insert($0.0.id).inserted }
             .map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })

@@ -66,6 +66,7 @@ struct PresenterMessenger {
         var writers: [PresenterAddress] = []
         var savers: [PresenterAddress] = []
         var deleted: [PresenterAddress] = []
+        var evicted: [PresenterAddress] = []
         var subitemDeletions: [(PresenterAddress, URL)] = []
         for access in accesses {
             var concerned = presentersConcerned(by: access)
@@ -82,6 +83,11 @@ struct PresenterMessenger {
                 if access.writingOptions.contains(.forMerging) { savers += saving }
                 // A replace of a place where nothing exists deletes nothing: no deletion messages.
                 // (Other processes' presenters were asked before the locks were taken.)
+                // (Other processes' presenters were asked to accommodate an eviction before the
+                // locks were taken, as for a deletion.)
+                if access.evicts && access.existedBefore {
+                    evicted += directory.presenters(at: access.itemPath) + directory.presenters(inside: access.itemPath)
+                }
                 if access.deletes && access.existedBefore {
                     deleted += directory.presenters(at: access.itemPath)
                     deleted += directory.presenters(inside: access.itemPath)
@@ -99,6 +105,7 @@ struct PresenterMessenger {
             reacquirers += try relinquish(unique(writers), toWriter: true)
             try ask(unique(savers).map { ($0, .saveChanges) })
             try ask(unique(deleted).map { ($0, .accommodateDeletion) })
+            try ask(unique(evicted).filter { !isOwn($0) }.map { ($0, .accommodateEviction) })
             var askedSubitem = Set<PresenterID>()
             try ask(subitemDeletions.filter { !isOwn($0.0) && askedSubitem.insert($0.0.id).inserted }
                 .map { ($0.0, .accommodateSubitemDeletion(at: $0.1)) })

@@ -27,7 +27,7 @@ enum RemoteMessageCodec {
     private enum MessageTag: UInt8 {
         case relinquishToReader = 1, relinquishToWriter, reacquire, saveChanges, accommodateDeletion,
              accommodateSubitemDeletion, itemDidChange, itemDidMove, subitemDidAppear, subitemDidChange,
-             subitemDidMove, versionDidGain, versionDidLose, versionDidResolveConflict
+             subitemDidMove, versionDidGain, versionDidLose, versionDidResolveConflict, accommodateEviction
     }
 
     private enum OutcomeTag: UInt8 {
@@ -135,6 +135,7 @@ enum RemoteMessageCodec {
             writer.u64(id.value)
         case .saveChanges: writer.u8(MessageTag.saveChanges.rawValue)
         case .accommodateDeletion: writer.u8(MessageTag.accommodateDeletion.rawValue)
+        case .accommodateEviction: writer.u8(MessageTag.accommodateEviction.rawValue)
         case .accommodateSubitemDeletion(let url):
             writer.u8(MessageTag.accommodateSubitemDeletion.rawValue)
             try writeURL(url, to: &writer)
@@ -172,6 +173,7 @@ enum RemoteMessageCodec {
         case .reacquire: return .reacquire(ReacquirerID(value: try reader.u64()))
         case .saveChanges: return .saveChanges
         case .accommodateDeletion: return .accommodateDeletion
+        case .accommodateEviction: return .accommodateEviction
         case .accommodateSubitemDeletion: return .accommodateSubitemDeletion(at: try readURL(&reader))
         case .itemDidChange: return .itemDidChange
         case .itemDidMove: return .itemDidMove(to: try readURL(&reader))

@@ -94,6 +94,7 @@ package enum RemoteTesting {
         case .reacquire: return "reacquire"
         case .saveChanges: return "saveChanges"
         case .accommodateDeletion: return "accommodateDeletion"
+        case .accommodateEviction: return "accommodateEviction"
         case .accommodateSubitemDeletion: return "accommodateSubitemDeletion"
         case .itemDidChange: return "itemDidChange"
         case .itemDidMove: return "itemDidMove"
