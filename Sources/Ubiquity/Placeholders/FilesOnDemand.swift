@@ -85,12 +85,15 @@ struct AgentDownloadResolver: EvictedItemResolver {
         path.count > rootPath.count + 1 && path.hasPrefix(rootPath) && path.utf8.dropFirst(rootPath.utf8.count).first == UInt8(ascii: "/")
     }
 
-    func bringBack(_ url: URL, wait: EvictedItemWait) throws(CoordinationError) {
-        guard (try? ItemPlaceholder.read(forItemAt: url)) ?? nil != nil else { return }
-        let relative = String(url.path.dropFirst(rootPath.count + 1))
+    func bringBack(_ requested: URL, wait: EvictedItemWait) throws(CoordinationError) {
+        let relative = String(requested.path.dropFirst(rootPath.count + 1))
         guard let slash = relative.firstIndex(of: "/") else { return }
-        let container = String(relative[..<slash]), path = String(relative[relative.index(after: slash)...])
-        guard container != AgentFolder.folderName, !path.isEmpty else { return }
+        let container = String(relative[..<slash])
+        guard container != AgentFolder.folderName,
+              let path = Self.evictedItem(containing: String(relative[relative.index(after: slash)...]),
+                                          in: rootPath + "/" + container) else { return }
+        // The evicted item: the one asked for, or the package (or folder) holding it.
+        let url = URL(fileURLWithPath: rootPath + "/" + container + "/" + path)
         let folder = AgentFolder(root: URL(fileURLWithPath: rootPath, isDirectory: true))
         // The agent's own writes land downloads: they never wait for one.
         if folder.status(of: container)?.agentProcess == getpid() { return }
@@ -119,6 +122,21 @@ struct AgentDownloadResolver: EvictedItemResolver {
             wait.pause(upTo: pause)
             pause = min(pause * 2, Self.longestPause)
         }
+    }
+
+    /// The container-relative path of the evicted item that is `path` or holds it (a package
+    /// evicted whole: an item inside it is missing because the package is), or `nil` when nothing
+    /// on the way is evicted — the item is simply missing. Looks at the missing part only: the
+    /// first missing component is the candidate.
+    static func evictedItem(containing path: String, in containerPath: String) -> String? {
+        var prefix = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += prefix.isEmpty ? String(component) : "/" + component
+            let candidate = URL(fileURLWithPath: containerPath + "/" + prefix)
+            if isHere(candidate) { continue }
+            return (try? ItemPlaceholder.read(forItemAt: candidate)) ?? nil != nil ? prefix : nil
+        }
+        return nil
     }
 
     /// Whether the item itself (not only its placeholder) is there.
