@@ -19,6 +19,10 @@ private final class FakeDownloads: EvictedItemResolver {
 
     func covers(_ path: String) -> Bool { path.hasPrefix(folder + "/") }
 
+    func needsDownload(_ url: URL) -> Bool {
+        url.lastPathComponent.hasPrefix("evicted") && !FileManager.default.fileExists(atPath: url.path)
+    }
+
     func bringBack(_ url: URL, wait: EvictedItemWait) throws(CoordinationError) {
         asked.withLock { $0.append(url.lastPathComponent) }
         guard url.lastPathComponent.hasPrefix("evicted") else { return }
@@ -58,7 +62,33 @@ struct EvictedItemResolutionTests {
             // Outside the folder: never asked.
             _ = try? Coordinator().coordinate(readingItemAt: scratch.url.appending(path: "evicted-elsewhere")) { _ in }
             #expect(resolver.asked.withLock { $0 } == ["evicted.txt"])
+            // Metadata-only accesses need no bytes.
+            let metadata = folder.appending(path: "evicted-metadata.txt")
+            _ = try? Coordinator().coordinate(readingItemAt: metadata, options: .immediatelyAvailableMetadataOnly) { _ in }
+            _ = try? Coordinator().coordinate(writingItemAt: metadata, options: .contentIndependentMetadataOnly) { _ in }
+            #expect(resolver.asked.withLock { $0 } == ["evicted.txt"])
+            // A folder being moved is asked about (what is evicted inside it comes back first).
+            let moved = try scratch.directory("on-demand/evicted-folder")
+            try Coordinator().coordinate(writingItemAt: moved, options: .forMoving,
+                                         writingItemAt: folder.appending(path: "moved-folder"), options: .forReplacing) { _, _ in }
+            #expect(resolver.asked.withLock { $0 } == ["evicted.txt", "evicted-folder"])
         }
+    }
+
+    @Test("inside another coordinated access, a new file is created as usual; an evicted one fails at once instead of waiting")
+    func nestedAccess() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = try scratch.directory("nested")
+        EvictedItemResolution.register(FakeDownloads(folder: folder, behaviour: .neverAnswer))
+        let outer = Coordinator()
+        try outer.coordinate(readingItemAt: folder) { _ in
+            try Coordinator().coordinate(writingItemAt: folder.appending(path: "brand-new.txt")) { try Data("new".utf8).write(to: $0) }
+            #expect(throws: CoordinationError.self) {
+                try Coordinator().coordinate(readingItemAt: folder.appending(path: "evicted.txt")) { _ in }
+            }
+        }
+        #expect(FileManager.default.fileExists(atPath: folder.appending(path: "brand-new.txt").path))
     }
 
     @Test("a refused download fails the access with the reason; the accessor does not run")

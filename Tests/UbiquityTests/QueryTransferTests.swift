@@ -1,4 +1,6 @@
+import FileCoordination
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 @testable import Ubiquity
@@ -18,6 +20,16 @@ struct QueryTransferTests {
         _ = rename(temporary.path, folder.statusFile(for: status.identifier).path)
     }
 
+    /// Stands for a running agent: holds the write lock on `agent.lock` (the query reads a
+    /// status only while an agent runs) until the returned descriptor is closed.
+    private func pretendAgentRuns(root: URL) throws -> Int32 {
+        let folder = AgentFolder(root: root)
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let fd = open(folder.lockFile.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && OFDLock.apply(.exclusive, fd: fd, start: 0, length: 1, wait: false) == .done)
+        return fd
+    }
+
     private func status(transfers: [ItemTransfer] = [], queued: [QueuedItem] = []) -> ContainerSyncStatus {
         ContainerSyncStatus(identifier: "com.example.notes", server: "http://127.0.0.1/", state: .syncing,
                             queued: queued, transfers: transfers)
@@ -30,6 +42,8 @@ struct QueryTransferTests {
         let file = try cloud.documents().appending(path: "big.bin")
         try ItemPlaceholder(name: "big.bin", size: 1000, modificationDate: Date()).write(besideItemAt: file)
         try publish(status(), root: cloud.root)
+        let agent = try pretendAgentRuns(root: cloud.root)
+        defer { close(agent) }
 
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.ubiquitousDocuments], account: cloud.account)
@@ -61,6 +75,8 @@ struct QueryTransferTests {
         let file = try cloud.documents().appending(path: "notes.txt")
         try Data("notes".utf8).write(to: file)
         try publish(status(queued: [QueuedItem(path: "Documents/notes.txt", action: .upload)]), root: cloud.root)
+        let agent = try pretendAgentRuns(root: cloud.root)
+        defer { close(agent) }
 
         let recorder = QueryRecorder()
         let query = try recorder.startQuery([.ubiquitousDocuments], account: cloud.account)
@@ -79,5 +95,21 @@ struct QueryTransferTests {
             update.changed.contains { $0.id == item.id && $0.value(of: .isUploaded) as? Bool == true
                 && $0.value(of: .isUploading) as? Bool == false }
         })
+    }
+}
+
+@Suite("Metadata queries: transfer states from any status")
+struct ItemTransferStateTests {
+    @Test("absurd byte counts in a status give 0–100, never a trap")
+    func absurdNumbers() {
+        let status = ContainerSyncStatus(identifier: "c", server: "", state: .syncing, transfers: [
+            ItemTransfer(path: "a", isUpload: false, bytesDone: .min, bytesTotal: 1),
+            ItemTransfer(path: "b", isUpload: true, bytesDone: .max, bytesTotal: 1),
+            ItemTransfer(path: "c", isUpload: false, bytesDone: 5, bytesTotal: nil),
+        ])
+        let states = ItemTransferState.states(from: status, containerPath: "/x")
+        #expect(states["/x/a"]?.percent == 0)
+        #expect(states["/x/b"]?.percent == 100)
+        #expect(states["/x/c"]?.kind == .downloading)
     }
 }

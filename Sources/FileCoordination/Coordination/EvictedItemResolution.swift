@@ -11,17 +11,24 @@ import Synchronization
 /// `FilesOnDemand`) registers an ``EvictedItemResolver`` for the folders whose items can be
 /// evicted. Without one registered — the default, and always in the sync agent's own process —
 /// this costs one atomic load per coordination. With one, an access to a path inside a registered
-/// folder costs one `lstat` more, and only when that item is missing does the resolver run.
+/// folder costs a byte comparison and one `lstat` more; only when that item is missing does the
+/// resolver look further.
 ///
-/// **When.** Reads (every option) and writes other than `.forDeleting` and `.forReplacing` (an
-/// append or a move of an evicted item needs its bytes; a delete or a replace does not). Before
-/// any lock is taken and before any presenter is asked: the agent lands the download with a
-/// coordinated write of its own, which must not wait for this access.
+/// **When.** Accesses that need the bytes: reads and writes, except `.forDeleting` and
+/// `.forReplacing` writes (nothing of the old bytes is needed) and metadata-only accesses
+/// (`.immediatelyAvailableMetadataOnly`, `.contentIndependentMetadataOnly`). A `.forMoving` write
+/// or a `.forUploading` read of a *folder* brings back every evicted item inside it first (a
+/// placeholder must never travel without its item). Before any lock is taken and before any
+/// presenter is asked: the agent lands the download with a coordinated write of its own, which
+/// must not wait for this access.
 ///
 /// **Waiting.** The resolver waits for the download within the coordinator's ``Coordinator/timeout``
 /// and honours ``Coordinator/cancel()`` and task cancellation (``EvictedItemWait``); it throws
 /// ``CoordinationError/itemNotDownloaded(_:reason:)`` when the download cannot happen (offline, no
-/// agent, refused). Then the accessor is not run and no lock is held.
+/// agent, refused). Then the accessor is not run and no lock is held. A thread already inside
+/// another coordinated access is not made to wait (it may hold a lock the agent's write needs):
+/// an evicted item fails at once with `itemNotDownloaded`; a missing item that is not evicted
+/// (a new file) is not held up.
 public enum EvictedItemResolution {
     /// Whether any resolver is registered (read on every coordination).
     private static let isActive = Atomic<Bool>(false)
@@ -31,31 +38,48 @@ public enum EvictedItemResolution {
     /// Registers `resolver` for this process. Resolvers registered earlier are asked first; a
     /// resolver is asked only about paths it ``EvictedItemResolver/covers(_:)``. Any thread.
     public static func register(_ resolver: any EvictedItemResolver) {
-        resolvers.withLock { $0.append(resolver) }
-        isActive.store(true, ordering: .releasing)
+        resolvers.withLock {
+            $0.append(resolver)
+            isActive.store(true, ordering: .releasing)
+        }
     }
 
-    /// Removes every registered resolver (tests; a process that must never wait for downloads).
+    /// Removes every registered resolver (a process that must never wait for downloads).
     public static func unregisterAll() {
-        resolvers.withLock { $0.removeAll() }
-        isActive.store(false, ordering: .releasing)
+        resolvers.withLock {
+            $0.removeAll()
+            isActive.store(false, ordering: .releasing)
+        }
     }
 
     /// Brings the item at `itemPath` (canonical) back when it is evicted, before `kind` is
     /// coordinated. Returns at once when no resolver is registered, the kind needs no bytes, the
-    /// path is outside every resolver's folders, or the item is there.
+    /// path is outside every resolver's folders, or the item is there (and is not a folder being
+    /// moved or snapshotted).
     static func resolveIfEvicted(_ itemPath: String, kind: FileAccessIntent.Kind, context: WaitContext) throws(CoordinationError) {
         guard isActive.load(ordering: .acquiring) else { return }
-        if case .writing(let options) = kind, !options.isDisjoint(with: [.forDeleting, .forReplacing]) { return }
+        var wholeFolder = false
+        switch kind {
+        case .writing(let options):
+            if !options.isDisjoint(with: [.forDeleting, .forReplacing, .contentIndependentMetadataOnly]) { return }
+            wholeFolder = options.contains(.forMoving)
+        case .reading(let options):
+            if options.contains(.immediatelyAvailableMetadataOnly) { return }
+            wholeFolder = options.contains(.forUploading)
+        }
         let concerned = resolvers.withLock { $0.filter { $0.covers(itemPath) } }
         guard !concerned.isEmpty else { return }
         var info = stat()
-        guard CanonicalPath.withCString(itemPath, { lstat($0, &info) }) != 0, Glibc.errno == ENOENT else { return }
-        let url = CanonicalPath.url(for: itemPath)
-        // The agent lands the download with a coordinated write: a thread inside another
+        let exists = CanonicalPath.withCString(itemPath, { lstat($0, &info) }) == 0
+        if exists && !(wholeFolder && (info.st_mode & S_IFMT) == S_IFDIR) { return }
+        let url = CanonicalPath.url(for: itemPath, isDirectory: exists)
+        // The agent lands a download with a coordinated write: a thread inside another
         // coordinated access may hold a lock that write needs, so it must not wait for it.
-        guard ThreadClaims.holdsNothing else {
-            throw .itemNotDownloaded(url, reason: "it was accessed from inside another coordinated access, which may hold what its download needs; access it on its own first")
+        if !ThreadClaims.holdsNothing {
+            for resolver in concerned where resolver.needsDownload(url) {
+                throw .itemNotDownloaded(url, reason: "it was accessed from inside another coordinated access, which may hold what its download needs; access it on its own first")
+            }
+            return
         }
         let wait = EvictedItemWait(context: context)
         for resolver in concerned {
@@ -71,12 +95,19 @@ public protocol EvictedItemResolver: Sendable {
     /// called on every coordination while the resolver is registered.
     func covers(_ path: String) -> Bool
 
-    /// Called when the item at `url` is missing: if it is evicted, brings it back and returns once
-    /// it is in place; returns at once if it is not evicted (a new item being created). Waits with
-    /// `wait` (its ``EvictedItemWait/check()`` ends the wait on timeout or cancellation).
+    /// Whether an access to `url` needs a download first: `url` is missing and it, or an item
+    /// above it, is evicted; or `url` is a folder with evicted items inside. Never blocks for long
+    /// (a few `lstat`s; a walk of the folder for a folder).
+    func needsDownload(_ url: URL) -> Bool
+
+    /// Called when the item at `url` is missing, or is a folder being moved or snapshotted: brings
+    /// back what is evicted there (the item, the item above it that is evicted, or the evicted
+    /// items inside the folder) and returns once it is in place; returns at once when nothing is
+    /// evicted (a new item being created). Waits with `wait` (its ``EvictedItemWait/check()`` ends
+    /// the wait on timeout or cancellation).
     ///
     /// - Throws: ``CoordinationError/itemNotDownloaded(_:reason:)`` when it cannot be brought back;
-    ///   `.timedOut` / `.cancelled` from `wait`.
+    ///   `.cancelled` from `wait`.
     func bringBack(_ url: URL, wait: EvictedItemWait) throws(CoordinationError)
 }
 

@@ -98,6 +98,21 @@ enum PresenterMessage: Sendable, Equatable {
         }
     }
 
+    /// What stands for the answer of a presenter in another process that cannot give one (gone,
+    /// unreachable, past the answer limit, flooded, in a wait cycle, or too old to know the
+    /// message): the protocol's defaults — relinquished, done — except for an eviction, which a
+    /// presenter that did not say yes refuses (Apple's rule: no answer, no eviction). `nil` for
+    /// notifications. `path` is the presented item's canonical path.
+    func unansweredDefault(path: String) -> PresenterAnswer? {
+        switch expectedAnswer {
+        case .none: return nil
+        case .relinquishment: return .relinquished(reacquirer: nil)
+        case .completion:
+            if case .accommodateEviction = self { return .completed(EvictionNotAccommodated(url: CanonicalPath.url(for: path))) }
+            return .completed(nil)
+        }
+    }
+
     /// Whether the presenter may coordinate (and so borrow the asker's locks, in this process)
     /// while it answers.
     var lendsLocks: Bool { expectedAnswer == .completion }

@@ -241,7 +241,8 @@ struct PresenterMessenger {
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
             if let limit, !local {
-                record = Self.bounded(record, by: limit, counting: remote.delivery, default: .completed(nil), presenter: address, message: message)
+                record = Self.bounded(record, by: limit, counting: remote.delivery,
+                                      default: message.unansweredDefault(path: address.path) ?? .completed(nil), presenter: address, message: message)
             }
             delivery.send(request, answer: record)
         }

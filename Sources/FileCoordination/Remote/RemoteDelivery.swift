@@ -162,11 +162,7 @@ final class RemoteDelivery: PresenterDelivery {
     }
 
     func send(_ request: PresenterRequest, answer: (@Sendable (PresenterAnswer) -> Void)?) {
-        let fallback: PresenterAnswer? = switch request.expectedAnswer {
-        case .none: nil
-        case .relinquishment: .relinquished(reacquirer: nil)
-        case .completion: .completed(nil)
-        }
+        let fallback = request.message.unansweredDefault(path: request.presentedPath)
         guard let slot = known.withLock({ $0.routes[request.presenter] }) else {
             if let fallback { answer?(fallback) }
             return
@@ -195,7 +191,8 @@ final class RemoteDelivery: PresenterDelivery {
             switch remote.outcome {
             case .relinquished(let reacquirer): answer(.relinquished(reacquirer: reacquirer.map(ReacquirerID.init(value:))))
             case .completed(let error): answer(.completed(error?.nsError))
-            case .gone: answer(fallback)
+            // The presenter is gone: nobody to refuse anything (an eviction included).
+            case .gone: answer(request.expectedAnswer == .relinquishment ? .relinquished(reacquirer: nil) : .completed(nil))
             }
         }
     }

@@ -286,7 +286,7 @@ final class RemotePresence: Sendable {
                     // Answered at once, without doing it: the asker goes on with the bytes on
                     // disk (Docs/RemotePresenters.md, invariant 4).
                     RemoteLog.unsaved("not answering \(remote.message.logName) for process \(reply.peer.pid) on our main queue: it waits for that process (a wait cycle)")
-                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: .completed(nil))))
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: Self.unansweredOutcome(of: request))))
                     return
                 }
                 if case .accommodateDeletion = request.message {
@@ -298,9 +298,7 @@ final class RemotePresence: Sendable {
                     // A flood (Docs/RemotePresenters.md, "Hostile peers"): answered as the
                     // protocol's defaults would, without queueing anything more.
                     budget.refused("a \(remote.message.logName) request from process \(reply.peer.pid)")
-                    let outcome: RemoteAnswer.Outcome = request.expectedAnswer == .relinquishment
-                        ? .relinquished(reacquirer: nil) : .completed(nil)
-                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: outcome)))
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: Self.unansweredOutcome(of: request))))
                     return
                 }
                 local.send(request) { answer in
@@ -375,4 +373,16 @@ extension RemotePresence {
 /// The `atexit` handler (a plain function: C needs a pointer without context).
 private func releaseRemotePresenceAtExit() {
     RemotePresence.releaseAll()
+}
+
+extension RemotePresence {
+    /// The answer sent for a request this process does not carry out (a wait cycle, a flood):
+    /// the message's ``PresenterMessage/unansweredDefault(path:)`` on the wire.
+    static func unansweredOutcome(of request: PresenterRequest) -> RemoteAnswer.Outcome {
+        switch request.message.unansweredDefault(path: request.presentedPath) {
+        case .relinquished?: return .relinquished(reacquirer: nil)
+        case .completed(let error)?: return .completed(error.map(RemoteErrorDescription.init(describing:)))
+        case nil: return .completed(nil)
+        }
+    }
 }

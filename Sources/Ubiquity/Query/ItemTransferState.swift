@@ -32,9 +32,11 @@ struct ItemTransferState: Sendable, Hashable {
             }
         }
         for transfer in status.transfers {
-            let percent = UInt8(clamping: Int((transfer.percent ?? 0).rounded(.down)))
+            // The agent's numbers are not trusted to be sane: any value becomes 0–100.
+            let raw = transfer.percent ?? 0
+            let percent = raw.isFinite ? UInt8(min(max(raw, 0), 100).rounded(.down)) : 0
             states[containerPath + "/" + transfer.path] = ItemTransferState(kind: transfer.isUpload ? .uploading : .downloading,
-                                                                           percent: min(percent, 100))
+                                                                           percent: percent)
         }
         return states
     }

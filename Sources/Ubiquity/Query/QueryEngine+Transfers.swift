@@ -16,6 +16,9 @@ extension QueryEngine {
     func startWatchingTransfers() {
         loop.assertInLoop()
         for (index, source) in settings.agentStatus.enumerated() {
+            // The agent makes its status folder at its first start; made here if no agent ran
+            // yet, so that the query hears of it from the first status on.
+            try? FileManager.default.createDirectory(at: source.folder.statusFolder, withIntermediateDirectories: true)
             if case .success(let descriptor) = loop.addWatch(source.folder.statusFolder.path, mask: Self.statusEvents) {
                 statusWatches[descriptor, default: []].append(index)
             }
@@ -36,20 +39,28 @@ extension QueryEngine {
     /// Reads the status of source `index` and refreshes the items whose state changed.
     func refreshTransfers(of index: Int) {
         let source = settings.agentStatus[index]
-        let fresh = source.folder.status(of: source.identifier).map {
-            ItemTransferState.states(from: $0, containerPath: source.containerPath)
-        } ?? [:]
+        // A status left by an agent that is gone says nothing about transfers now.
+        let status = source.folder.isAgentRunning ? source.folder.status(of: source.identifier) : nil
+        let fresh = status.map { ItemTransferState.states(from: $0, containerPath: source.containerPath) } ?? [:]
         let previous = transferStates[index] ?? [:]
         guard fresh != previous else { return }
         transferStates[index] = fresh
         var touched = Set(fresh.keys)
         for (path, state) in previous where fresh[path] != state { touched.insert(path) }
         for path in touched where fresh[path] != previous[path] {
-            guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), let root = root(containing: path) else { continue }
+            // Hidden items (and items in hidden folders) are never results.
+            guard !path.contains("/."), let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")),
+                  let root = root(containing: path) else { continue }
             let folder = String(path[..<slash]), name = String(path[path.index(after: slash)...])
             refresh(folder: folder, name: name, root: root, previous: nil)
         }
         notePending()
+    }
+
+    /// Reads every agent status again (after the kernel's queue overflowed: a replacement may
+    /// have been lost).
+    func refreshAllTransfers() {
+        for index in settings.agentStatus.indices { refreshTransfers(of: index) }
     }
 
     /// The transfer state of the item at `path` (none when no agent status mentions it).

@@ -168,6 +168,7 @@ extension QueryEngine {
         }
         watches.removeAll(except: folders)
         conflictCopies.removeAll(except: folders)
+        if !settings.agentStatus.isEmpty { refreshAllTransfers() }
         notePending()
     }
 }
