@@ -276,7 +276,9 @@ struct PresenterMessenger {
     /// Tells presenters what the access changed: the item changed, a subitem changed or appeared.
     func finish(_ accesses: [ResolvedAccess]) {
         guard accesses.contains(where: { directory.mayConcern($0.itemPath) }) else { return }
-        for access in accesses where access.isWrite && !access.deletes && !access.writingOptions.contains(.forMoving) {
+        // An eviction changes nothing its (consenting) presenters could reload: like a deletion, no
+        // change is announced (a reload would only download the item straight back).
+        for access in accesses where access.isWrite && !access.deletes && !access.evicts && !access.writingOptions.contains(.forMoving) {
             // Presenters in other processes found before the access (of the item, of the folders
             // above it) are told as those of this process are, without asking again.
             let elsewhere = directory.foundElsewhereBefore(at: access.itemPath)
