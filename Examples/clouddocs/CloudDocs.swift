@@ -7,8 +7,8 @@ import Ubiquity
 /// `KeyValueCommands`); each returns `nil` for a command that is not its own.
 enum CloudDocs {
     /// Every command's usage entry, in the order the full usage lists them.
-    static let usageEntries = ContainerCommands.usageEntries + QueryCommands.usageEntries + KeyValueCommands.usageEntries
-        + AgentCommands.usageEntries
+    static let usageEntries = ContainerCommands.usageEntries + OnDemandCommands.usageEntries + QueryCommands.usageEntries
+        + KeyValueCommands.usageEntries + AgentCommands.usageEntries
 
     static let usage = (["usage: clouddocs <command> [arguments]", "       clouddocs help | --help | -h", ""]
         + usageEntries.flatMap(\.lines)
@@ -29,6 +29,7 @@ enum CloudDocs {
         let rest = Array(arguments.dropFirst())
         do {
             if let status = try await ContainerCommands.run(command, rest) { return status }
+            if let status = try await OnDemandCommands.run(command, rest) { return status }
             if let status = try await QueryCommands.run(command, rest) { return status }
             if let status = try await KeyValueCommands.run(command, rest) { return status }
             if let status = try await AgentCommands.run(command, rest) { return status }

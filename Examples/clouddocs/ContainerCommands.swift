@@ -23,8 +23,10 @@ enum ContainerCommands {
         UsageEntry("move-to-local", "move-to-local <file> <dest>", "move <file> out of the cloud to <dest> (a folder keeps the name)"),
         UsageEntry("rm", "rm <file>", "delete a document (local or in the cloud) in a coordinated write:",
                    "open documents and presenters are told first"),
-        UsageEntry("evict", "evict <file>", "drop the local copy (providers with placeholders only)"),
-        UsageEntry("download", "download <file>", "start downloading (providers with placeholders only)"),
+        UsageEntry("evict", "evict <item>", "drop the local copy of a file, a package, or each synced file",
+                   "in a folder (providers with placeholders only)"),
+        UsageEntry("download", "download <item>", "start downloading an evicted file or package, or each evicted",
+                   "item in a folder (providers with placeholders only)"),
         UsageEntry("status", "status <file>", "the item's cloud status, one `key: value` per line"),
         UsageEntry("conflicts", "conflicts <file>", "the item's unresolved conflict versions, one per line"),
     ]
@@ -62,7 +64,13 @@ enum ContainerCommands {
             try account.evictUbiquitousItem(at: URL(fileURLWithPath: arguments[0]))
         case "download":
             try expectArguments(arguments, count: 1, command)
-            try account.startDownloadingUbiquitousItem(at: URL(fileURLWithPath: arguments[0]))
+            let url = URL(fileURLWithPath: arguments[0]).standardizedFileURL
+            // A folder is here already: the agent is asked for the evicted items inside it.
+            if OnDemandCommands.isPlainFolder(url) {
+                try await OnDemandCommands.send(.download, itemAt: url)
+            } else {
+                try account.startDownloadingUbiquitousItem(at: url)
+            }
         case "status":
             try expectArguments(arguments, count: 1, command)
             try printStatus(of: URL(fileURLWithPath: arguments[0]), account: account)

@@ -19,6 +19,7 @@ struct AgentOnDemandTests {
             for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 2654435761 >> 13) }
             try Data(bytes).write(to: big)
             try Data("draft".utf8).write(to: devices.file("A", "doc.txt"))
+            try Data("clean".utf8).write(to: devices.file("A", "clean.txt"))
             try await devices.startAgent("A")
             try await devices.startAgent("B")
             try await devices.waitUntil("B", "doc.txt", holds: "draft")
@@ -27,7 +28,8 @@ struct AgentOnDemandTests {
                     && FileManager.default.fileExists(atPath: devices.file("B", "big.bin").path)
             }
 
-            // A document with unsaved changes: it saves first, so it is not uploaded — refused.
+            // A document with unsaved changes refuses the eviction (accommodatePresentedItemEviction)
+            // and keeps them; the file stays as it was.
             let editor = try ChildProcess(["remote-document", devices.file("A", "doc.txt").path],
                                           environment: ProcessInfo.processInfo.environment.merging(devices.environment("A")) { $1 })
             defer { editor.closeInput(); editor.waitForExit() }
@@ -37,9 +39,25 @@ struct AgentOnDemandTests {
             let refused = try devices.clouddocs("A", ["evict", devices.file("A", "doc.txt").path])
             #expect(refused.status != 0)
             #expect(refused.errors.contains("not evicted"), "\(refused.errors)")
-            #expect(FileManager.default.fileExists(atPath: devices.file("A", "doc.txt").path))
-            // The unsaved edit was saved (asked by the eviction's coordinated write), not lost.
-            #expect((try? String(contentsOf: devices.file("A", "doc.txt"), encoding: .utf8)) == "unsaved words")
+            #expect(refused.errors.contains("unsaved changes"), "\(refused.errors)")
+            #expect((try? String(contentsOf: devices.file("A", "doc.txt"), encoding: .utf8)) == "draft")
+            editor.send("state")
+            #expect(editor.readLine() == "STATE unsaved")
+
+            // A clean document open in another process steps aside: it closes, and the file is evicted.
+            let clean = devices.file("A", "clean.txt")
+            try await Polling.until("clean.txt is uploaded from A", details: devices.details) {
+                try devices.clouddocs("A", ["status", clean.path]).output.contains("uploaded: true")
+            }
+            let reader = try ChildProcess(["remote-document", clean.path],
+                                          environment: ProcessInfo.processInfo.environment.merging(devices.environment("A")) { $1 })
+            defer { reader.closeInput(); reader.waitForExit() }
+            #expect(reader.expect("OPENED") != nil)
+            let cleanEvicted = try devices.clouddocs("A", ["evict", clean.path])
+            #expect(cleanEvicted.status == 0, "\(cleanEvicted.errors)")
+            reader.send("state")
+            #expect(reader.readLine() == "STATE closed")
+            #expect(!FileManager.default.fileExists(atPath: clean.path))
 
             // Evicting the uploaded file.
             var before = stat()

@@ -43,8 +43,9 @@ public final class Agent: Sendable {
     let password: String?
     let guards: SyncGuards
     let publisher: StatusPublisher
-    /// The engines by container identifier, once made.
-    private let engines = Mutex<[String: SyncEngine]>([:])
+    /// The engines by container identifier, once made, and the download requests that came for
+    /// a container before its engine was made (handed to it when it is; see ``takeRequests()``).
+    private let engines = Mutex<EngineTable>(EngineTable())
     /// The identifiers of the requests handled, newest last (at most 32), for every status.
     private let handled = Mutex<[String]>([])
     /// Why requests among ``handled`` were refused, by identifier.
@@ -112,24 +113,34 @@ public final class Agent: Sendable {
                 connected = store
             } catch {
                 status.state = .refused(reason: error.description)
+                answerEarlyDownloads(identifier, reason: "the agent refuses this container: \(error.description)")
                 publish(status)
                 try? await Task.sleep(for: Self.refusalRetry)
             }
         }
         guard let store = connected else { return }
         let engine: SyncEngine
+        var engineConfiguration = SyncEngineConfiguration(identifier: identifier, root: root, guards: guards,
+                                                          pollInterval: .milliseconds(Int(settings.pollInterval * 1000)),
+                                                          packageExtensions: Coordinator.packageExtensions)
+        engineConfiguration.spaceBudget = settings.spaceBudget
         do {
-            engine = try SyncEngine(configuration: SyncEngineConfiguration(identifier: identifier, root: root, guards: guards,
-                                                                           pollInterval: .milliseconds(Int(settings.pollInterval * 1000)),
-                                                                           packageExtensions: Coordinator.packageExtensions),
-                                    store: store) { [self] status in publish(status) }
+            engine = try SyncEngine(configuration: engineConfiguration, store: store) { [self] status in publish(status) }
         } catch {
             status.state = .refused(reason: "the journal cannot be opened: \(error)")
             publish(status)
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
-        engines.withLock { $0[identifier] = engine }
+        let early = engines.withLock { table in
+            table.engines[identifier] = engine
+            return table.early.removeValue(forKey: identifier) ?? []
+        }
+        for request in early {
+            if let reason = await engine.requestDownload(request.path, requestID: request.id) {
+                refused.withLock { $0[request.id] = reason }
+            }
+        }
         await takeRequests()
         await engine.run()
     }
@@ -151,6 +162,7 @@ public final class Agent: Sendable {
                 return
             } catch let error as RemoteStoreError where error.isTransient {
                 status.state = .offline(reason: error.description, retryAt: Date().addingTimeInterval(delay))
+                answerEarlyDownloads(identifier, reason: SyncEngine.offlineReason(error.description))
                 publish(status)
                 try? await Task.sleep(for: .seconds(delay * Double.random(in: 0.5...1)))
                 if Task.isCancelled { throw .cancelled }
@@ -197,33 +209,42 @@ public final class Agent: Sendable {
         var status = status
         if let text = serverTexts.withLock({ $0[status.identifier] }) { status.server = text }
         status.handledRequests = handled.withLock { $0 }
-        let refusals = refused.withLock { $0 }
+        // The engine's answers (downloads that failed later) and the agent's own.
+        var refusals = status.refusedRequests ?? [:]
+        refusals.merge(refused.withLock { $0 }) { _, agent in agent }
         status.refusedRequests = refusals.isEmpty ? nil : refusals
         statuses.withLock { $0[status.identifier] = status }
         publisher.publish(status)
     }
 
     /// Carries out the requests waiting in the inbox, then republishes every status.
+    ///
+    /// A container whose engine is not made yet (the agent is still connecting: the server is
+    /// offline or being probed) keeps its download requests for the engine, which takes them
+    /// when it starts; when the container is offline or refused, they are answered at once with
+    /// that reason (a reader waiting for the file fails fast). Other item requests for it are
+    /// refused: the agent cannot check anything before it is connected.
     private func takeRequests() async {
         let requests = RequestInbox(folder: folder).take()
         guard !requests.isEmpty else { return }
-        let engines = engines.withLock { $0 }
         for request in requests {
-            for (identifier, engine) in engines where request.container == nil || request.container == identifier {
-                switch request.command {
-                case .pause: await engine.pause()
-                case .resume: await engine.resume()
-                case .syncNow: await engine.syncNow()
-                case .approveDeletions: await engine.approveHeldDeletions(setIDs: request.deletionSetIDs)
-                case .evict, .download:
-                    let reason: String?
-                    if let path = request.path {
-                        reason = request.command == .evict ? await engine.evict(path) : await engine.requestDownload(path)
-                    } else {
-                        reason = "the request names no item"
+            for identifier in identifiers where request.container == nil || request.container == identifier {
+                let engine = engines.withLock { table -> SyncEngine? in
+                    if let engine = table.engines[identifier] { return engine }
+                    if request.command == .download, let path = request.path {
+                        var early = table.early[identifier, default: []]
+                        early.append(EarlyDownload(path: path, id: request.id))
+                        // Bounded: requests piling up while the server stays offline for long.
+                        if early.count > EngineTable.maximumEarly { early.removeFirst(early.count - EngineTable.maximumEarly) }
+                        table.early[identifier] = early
                     }
-                    if let reason { refused.withLock { $0[request.id] = reason } }
+                    return nil
                 }
+                guard let engine else {
+                    if let reason = notConnectedReason(identifier, request) { refused.withLock { $0[request.id] = reason } }
+                    continue
+                }
+                if let reason = await carryOut(request, on: engine) { refused.withLock { $0[request.id] = reason } }
             }
             let dropped = handled.withLock { list -> [String] in
                 list.append(request.id)
@@ -235,4 +256,65 @@ public final class Agent: Sendable {
         }
         for status in statuses.withLock({ Array($0.values) }) { publish(status) }
     }
+
+    /// Carries out `request` on `engine`; returns why it was refused, or `nil`.
+    private func carryOut(_ request: AgentRequest, on engine: SyncEngine) async -> String? {
+        switch request.command {
+        case .pause: await engine.pause()
+        case .resume: await engine.resume()
+        case .syncNow: await engine.syncNow()
+        case .approveDeletions: await engine.approveHeldDeletions(setIDs: request.deletionSetIDs)
+        case .evict, .download, .pin, .unpin:
+            guard let path = request.path else { return "the request names no item" }
+            switch request.command {
+            case .evict: return await engine.evict(path)
+            case .download: return await engine.requestDownload(path, requestID: request.id)
+            case .pin: return await engine.pin(path)
+            default: return await engine.unpin(path)
+            }
+        }
+        return nil
+    }
+
+    /// Answers the download requests kept for the container `identifier` (its engine is not
+    /// made yet) with `reason`, once each; they stay kept for the engine.
+    private func answerEarlyDownloads(_ identifier: String, reason: String) {
+        let ids = engines.withLock { $0.early[identifier]?.map(\.id) ?? [] }
+        guard !ids.isEmpty else { return }
+        refused.withLock { refused in
+            for id in ids where refused[id] == nil { refused[id] = reason }
+        }
+    }
+
+    /// Why `request` cannot be answered yet for the container `identifier`, whose engine is not
+    /// made (the agent is connecting), or `nil` when it simply waits (a download while the
+    /// server is being probed; the control commands, which apply once the engine runs).
+    private func notConnectedReason(_ identifier: String, _ request: AgentRequest) -> String? {
+        let state = statuses.withLock { $0[identifier]?.state }
+        let why: String? = switch state {
+        case .offline(let reason, _): SyncEngine.offlineReason(reason)
+        case .refused(let reason): "the agent refuses this container: \(reason)"
+        default: nil
+        }
+        switch request.command {
+        case .download: return why
+        case .evict, .pin, .unpin:
+            return why ?? "the agent is still connecting to the server: try again in a moment"
+        default: return nil
+        }
+    }
+}
+
+/// The agent's engines and the download requests that came before their engine (``Agent``).
+struct EngineTable: Sendable {
+    var engines: [String: SyncEngine] = [:]
+    /// Per container, oldest first, at most ``maximumEarly`` (the oldest are dropped).
+    var early: [String: [EarlyDownload]] = [:]
+    static let maximumEarly = 1000
+}
+
+/// A download request taken before its container's engine was made.
+struct EarlyDownload: Sendable {
+    var path: String
+    var id: String
 }

@@ -80,6 +80,7 @@ extension LocalCoordination {
                     }
                 }
                 try LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
+                if expected == nil { Self.removePlaceholder(besideItemAt: actual) }  // an evicted package is back
                 guard let placed = PackageTree.fingerprint(actualPath) else {
                     throw .local(path: path, reason: "vanished right after it was put in place")
                 }

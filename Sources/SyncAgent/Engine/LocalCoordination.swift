@@ -1,8 +1,10 @@
+import CSystemShim
 import CloudDocuments
 import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
+import Ubiquity
 
 /// The engine's local file operations, each inside a coordinated access of the item: the agent
 /// takes part in file coordination like Apple's daemon. Each call blocks the calling thread
@@ -65,7 +67,12 @@ struct LocalCoordination: Sendable {
         let snapshotPath = PathBytes.path(of: snapshot)
         return try coordinated("coordinated read", path) {
             try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
-                let descriptor = open(PathBytes.path(of: actual), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                // The agent's own read is not a use of the document: without O_NOATIME it would
+                // make every uploaded file "recently used" for the space budget. O_NOATIME needs
+                // the file's owner (or CAP_FOWNER); anyone else reads it plainly.
+                let actualPath = PathBytes.path(of: actual)
+                var descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | CSHIM_O_NOATIME)
+                if descriptor < 0 && errno == EPERM { descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
                 if descriptor < 0 {
                     if errno == ENOENT { return nil }
                     throw .local(path: path, reason: Errno.current.message)
@@ -111,12 +118,24 @@ struct LocalCoordination: Sendable {
                     throw .local(path: path, reason: "cannot put the download in place: \(Errno.current.message)")
                 }
                 try LocalFiles.flush(PathBytes.path(of: actual.deletingLastPathComponent()))
+                // An evicted item is back: its placeholder goes now, inside the same write (the
+                // file first: a crash in between leaves both, and the file wins), so a reader
+                // that saw the file and then deleted or moved it never finds the item "evicted".
+                if expected == nil { Self.removePlaceholder(besideItemAt: actual) }
                 guard let placed = LocalScanner.fingerprint(actualPath) else {
                     throw .local(path: path, reason: "vanished right after it was put in place")
                 }
                 return .placed(placed, conflictVersion: versionID)
             }
         }
+    }
+
+    /// Removes the placeholder beside `item` if there is one (files on demand), flushing the folder.
+    static func removePlaceholder(besideItemAt item: URL) {
+        guard let placeholder = ItemPlaceholder.placeholderURL(forItemAt: item) else { return }
+        var info = stat()
+        guard lstat(PathBytes.path(of: placeholder), &info) == 0 else { return }
+        try? ItemPlaceholder.remove(forItemAt: item)
     }
 
     /// The URL of `path` for a placement, after checking its folders and making the missing ones.

@@ -12,6 +12,8 @@ public struct SyncPassReport: Sendable {
     public var wentOffline = false
     /// Whether the pass did not run (paused or refused).
     public var didNotRun = false
+    /// The items the space budget evicted after the steps (``SyncEngineConfiguration/spaceBudget``).
+    public var evictedForSpace: [String] = []
 }
 
 extension SyncEngine {
@@ -48,9 +50,11 @@ extension SyncEngine {
             if error.isTransient {
                 report.wentOffline = true
                 statusBox.update { $0.state = .offline(reason: error.description, retryAt: nil) }
+                refuseAllDownloadWaiters(reason: Self.offlineReason(error.description))
             } else {
                 statusBox.record(error.description, path: nil)
                 statusBox.update { $0.state = .idle }
+                refuseAllDownloadWaiters(reason: "the server cannot be listed: \(error.description)")
             }
             return report
         }
@@ -64,19 +68,24 @@ extension SyncEngine {
                                   approvedDeletions: approvedDeletions, approvedEmptyRoot: approvedEmptyRoot)
         input.localUncertain = scan.uncertain
         let evicted = EvictedItems.paths(known: baseEntries, missingFrom: localItems, in: configuration.containerURL)
-        input.evicted = evicted.filter { !downloadRequests.contains($0) }
-        // An evicted item asked for is planned as new on the server: downloaded, never a deletion.
-        for path in evicted where downloadRequests.contains(path) { input.base[path] = nil }
+        let wanted = wantedDownloads(evicted)
+        input.evicted = evicted.filter { !wanted.contains($0) }
+        // An evicted item asked for (or pinned) is planned as new on the server: downloaded,
+        // never a deletion.
+        for path in wanted { input.base[path] = nil }
         input.packages = packageView.packages
         // The same input as the last pass (an idle poll) gives the same plan: not made again.
-        let plan = cachedListing?.plan(input, with: planner) ?? planner.plan(input)
-        report.plan = plan
+        var plan = cachedListing?.plan(input, with: planner) ?? planner.plan(input)
         if let refusal = plan.refusal {
+            report.plan = plan
             lastRefusalWasEmptyRoot = scan.items?.isEmpty == true
             statusBox.update { $0.state = .refused(reason: refusal) }
+            refuseAllDownloadWaiters(reason: refusal)
             report.didNotRun = true
             return report
         }
+        await settleEvictedItems(evicted, listing: listing, plan: &plan, knownItems: baseEntries.count)
+        report.plan = plan
         lastRefusalWasEmptyRoot = false
         lastHeld = plan.heldDeletions + plan.heldLocalDeletions
         let heldSetID = Self.heldSetID(fromServer: plan.heldDeletions, madeHere: plan.heldLocalDeletions)
@@ -125,13 +134,15 @@ extension SyncEngine {
                 status.queuedCount = status.queued.count
             }
         }
-        finishRequestedDownloads()
+        finishRequestedDownloads(wanted, report: report, listing: listing)
         if !report.wentOffline {
             await syncConflictArea(listing, skipping: newConflicts.union(conflictsBegunThisPass))
             if listing.root?.fileID != nil, listing.root?.fileID != journal.server.rootFileID {
                 try? journal.setServer(JournalServerIdentity(rootFileID: listing.root?.fileID))
             }
             approvedEmptyRoot = false
+            let evictedForSpace = await enforceSpaceBudget(excluding: wanted)
+            if !evictedForSpace.isEmpty { report.evictedForSpace = evictedForSpace }
         }
         let conflicted = Set(journal.conflicts.values.map(\.itemPath)).sorted()
         statusBox.update { status in

@@ -55,8 +55,15 @@ public actor SyncEngine {
     var conflictsBegunThisPass = Set<String>()
     /// The identifier of the set of deletions last held (``HeldDeletion/setID``).
     var lastHeldSetID: String?
-    /// Evicted items asked for (``requestDownload(_:)``): the next passes download them.
-    var downloadRequests = Set<String>()
+    /// Evicted items asked for and pinned items, saved in the journal folder (``OnDemandState``).
+    var onDemand: OnDemandState
+    /// The identifiers of the requests waiting for each requested download (answered in the
+    /// status when it fails; not saved: a reader waits no longer than the agent runs).
+    var downloadWaiters: [String: [String]] = [:]
+    /// The identifiers answered in the status's ``ContainerSyncStatus/refusedRequests``, oldest first.
+    var refusalOrder: [String] = []
+    /// The server tag each evicted item's placeholder was last checked against.
+    var checkedEvictedTags: [String: String] = [:]
     private var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
     private var waiterCounter: UInt64 = 0
     private var wakeRequested = false
@@ -68,6 +75,7 @@ public actor SyncEngine {
         self.configuration = configuration
         self.store = store
         journal = try SyncJournal(folder: configuration.journalFolder)
+        onDemand = OnDemandState.load(from: configuration.journalFolder)
         planner = SyncPlanner(guards: configuration.guards)
         packageRules = PackageRules(configuration.packageExtensions)
         local = LocalCoordination(container: configuration.containerURL, timeout: configuration.coordinationTimeout)

@@ -25,6 +25,13 @@ public struct SyncEngineConfiguration: Sendable {
     /// folder with one of them syncs as one unit. By default the ones this process registered
     /// with `Coordinator.registerPackageExtension(_:)` when the configuration was made.
     public var packageExtensions: Set<String>
+    /// The most bytes of downloaded files and packages the container may hold (`nil`: no
+    /// budget). After a pass, while it holds more, the least recently used unpinned, uploaded,
+    /// closed items are evicted (``SyncEngine/enforceSpaceBudget()``).
+    public var spaceBudget: Int64?
+    /// The space budget never evicts an item used (read or written) less than this long ago:
+    /// it may be open (default 5 minutes).
+    public var spaceBudgetGrace: Duration = .seconds(300)
 
     /// A configuration for the container `identifier` in the containers' root `root`.
     public init(identifier: String, root: URL, guards: SyncGuards = SyncGuards(), pollInterval: Duration = .seconds(30),

@@ -164,7 +164,7 @@ public struct ItemPlaceholder: Codable, Sendable, Hashable {
             throw .invalidName(name: name, reason: "the name is too long for a placeholder beside it (\(Self.nameSuffix) must fit in 255 bytes)")
         }
         do {
-            try SafeSave.write(encoded(), to: placeholderURL, creating: true)
+            try SafeSave.write(encoded(), to: placeholderURL, creating: false)
         } catch {
             throw .placeholderWriteFailed(path: placeholderURL.path, errno: error.errno ?? .ioError)
         }

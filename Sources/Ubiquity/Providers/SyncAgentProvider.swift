@@ -62,9 +62,10 @@ public struct SyncAgentProvider: UbiquityProvider {
         throw .evictionRefused(path: path, reason: "the sync agent did not answer within two minutes")
     }
 
-    /// Asks the agent to download the evicted item and returns at once (watch its status or a
-    /// metadata query). An item already here is left alone. Without a running agent the request
-    /// waits in the agent's folder for its next start.
+    /// Asks the agent to download the evicted item — or, for a folder, every evicted item inside
+    /// it — and returns at once (watch its status or a metadata query). A file already here is
+    /// left alone. Without a running agent the request waits in the agent's folder for its next
+    /// start.
     ///
     /// - Throws: ``UbiquityError/itemNotFound(path:)`` when neither the item nor its placeholder
     ///   is there; `.containerUnavailable` when the request cannot be left.
@@ -72,8 +73,12 @@ public struct SyncAgentProvider: UbiquityProvider {
         let path = url.standardizedFileURL.path
         guard let relative = Self.relativePath(of: url, in: container) else { throw .itemNotInContainer(path: path) }
         guard Self.isEvicted(url) else {
-            if (try? POSIX.linkStatus(SystemPath(fileURL: url))) ?? nil != nil { return }
-            throw .itemNotFound(path: path)
+            guard let info = (try? POSIX.linkStatus(SystemPath(fileURL: url))) ?? nil else { throw .itemNotFound(path: path) }
+            // A file is here: nothing to do. A folder: the agent downloads what is evicted inside.
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { return }
+            try AgentFolder(root: container.url.deletingLastPathComponent())
+                .send(AgentRequest(command: .download, container: container.identifier, path: relative))
+            return
         }
         try AgentFolder(root: container.url.deletingLastPathComponent())
             .send(AgentRequest(command: .download, container: container.identifier, path: relative))

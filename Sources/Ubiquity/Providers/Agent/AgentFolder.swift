@@ -93,8 +93,15 @@ public struct AgentRequest: Codable, Sendable, Hashable {
         case approveDeletions = "approve-deletions"
         /// Evict ``AgentRequest/path`` (files on demand); the outcome is in ``ContainerSyncStatus/refusedRequests``.
         case evict
-        /// Download the evicted ``AgentRequest/path``.
+        /// Download the evicted ``AgentRequest/path`` (a folder: every evicted item inside it).
+        /// Handled at once; when the download cannot be done (offline, deleted on the server, a
+        /// failing step), the reason appears later in ``ContainerSyncStatus/refusedRequests``.
         case download
+        /// Keep ``AgentRequest/path`` (a file, package or folder) always downloaded: never evicted
+        /// by the space budget, downloaded now if evicted.
+        case pin
+        /// Undo ``pin``.
+        case unpin
     }
 
     /// A unique identifier; the agent lists handled ones in ``ContainerSyncStatus/handledRequests``.
@@ -105,7 +112,7 @@ public struct AgentRequest: Codable, Sendable, Hashable {
     /// For `approve-deletions`: the ``HeldDeletion/setID``s the user was shown. The agent approves
     /// a container's held deletions only when they are still that set (`nil`: whatever is held).
     public var deletionSetIDs: [String]?
-    /// For `evict` and `download`: the item, relative to the container (`Documents/a.txt`).
+    /// For `evict`, `download`, `pin` and `unpin`: the item, relative to the container (`Documents/a.txt`).
     public var path: String?
 
     public init(command: Command, container: String? = nil, id: String = UUID().uuidString, deletionSetIDs: [String]? = nil,

@@ -14,6 +14,7 @@ import Foundation
 /// hold-deletions-over-share = 0.5     # a server-side deletion of more than half a container…
 /// hold-deletions-over-count = 100     # …or of more than 100 items waits for approval
 /// package-extensions = pages, album   # folders with these extensions sync as one document
+/// space-budget = 2G                   # per container: evict least recently used documents above it
 /// ```
 ///
 /// Each container syncs with the collection `server/IDENTIFIER/`. The password is never written
@@ -38,6 +39,10 @@ public struct AgentSettings: Sendable, Hashable {
     /// The extensions (lowercased, without the dot) of package documents: folders synced as one
     /// unit. The agent also registers them with `Coordinator.registerPackageExtension(_:)`.
     public var packageExtensions: Set<String> = []
+    /// The most bytes of downloaded documents each container may hold, or `nil` (no budget):
+    /// after a pass, while a container holds more, the agent evicts its least recently used
+    /// unpinned, uploaded, closed documents (Docs/FilesOnDemand.md).
+    public var spaceBudget: Int64?
 
     /// The defaults: no server, a 30 s poll, https only, deletions held above half or 100 items.
     public init(server: URL? = nil, user: String? = nil, passwordFile: URL? = nil, pollInterval: Double = 30,
@@ -58,7 +63,8 @@ public struct AgentSettings: Sendable, Hashable {
 
     /// The configuration keys this struct reads.
     static let keys: Set<String> = ["server", "user", "password-file", "poll-interval", "insecure-http",
-                                    "hold-deletions-over-share", "hold-deletions-over-count", "package-extensions"]
+                                    "hold-deletions-over-share", "hold-deletions-over-count", "package-extensions",
+                                    "space-budget"]
 
     /// Applies one `key = value` line; returns why the value is invalid, or `nil`.
     mutating func apply(key: String, value: String) -> String? {
@@ -102,10 +108,35 @@ public struct AgentSettings: Sendable, Hashable {
                 return "package-extensions is a list of extensions such as `pages, album`"
             }
             packageExtensions.formUnion(names)
+        case "space-budget":
+            guard let bytes = Self.byteCount(value) else {
+                return "space-budget is a size such as `500M` or `2G` (bytes, or K, M, G, T: powers of 1024), or `none`"
+            }
+            spaceBudget = bytes == 0 ? nil : bytes
         default:
             return "unknown key `\(key)`"
         }
         return nil
+    }
+
+    /// `2G`, `500M`, `1.5G`, `4096` (bytes), `none` (0): the number of bytes, or `nil` when not a
+    /// size. K, M, G and T are powers of 1024 (`KiB`, `MB`… are read the same).
+    static func byteCount(_ text: String) -> Int64? {
+        let value = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if value == "none" || value == "off" { return 0 }
+        var digits = value
+        var unit = ""
+        while let last = digits.last, last.isLetter {
+            unit = String(last) + unit
+            digits.removeLast()
+        }
+        let multipliers: [String: Double] = ["": 1, "b": 1, "k": 0x1p10, "m": 0x1p20, "g": 0x1p30, "t": 0x1p40]
+        let key = unit.hasSuffix("ib") ? String(unit.dropLast(2)) : unit.hasSuffix("b") && unit.count == 2 ? String(unit.dropLast()) : unit
+        guard let multiplier = multipliers[key], let number = Double(digits.trimmingCharacters(in: .whitespaces)),
+              number.isFinite, number >= 0 else { return nil }
+        let bytes = number * multiplier
+        guard bytes < 9.0e18 else { return nil }
+        return Int64(bytes)
     }
 
     /// The password: `$CLOUDDOCUMENTS_AGENT_PASSWORD` when set, else the first line of

@@ -35,6 +35,12 @@ public struct ContainerSyncStatus: Codable, Sendable, Equatable {
     /// Why the agent refused handled requests (an eviction of an item not uploaded yet, …), by
     /// request identifier; a handled request not listed here was carried out (bounded, like
     /// ``handledRequests``; `nil` from an agent that refuses none).
+    ///
+    /// A `download` request is handled (listed in ``handledRequests``) as soon as it is queued;
+    /// when the download then cannot be done, its reason appears here after the first failed
+    /// attempt — `offline: the server cannot be reached (…)` (the text starts with `offline`),
+    /// `… deleted on the server …`, a failing step's error — while the item stays queued and
+    /// downloads when it can. A reader waits for the file, or for a reason here.
     public var refusedRequests: [String: String]?
     /// The agent's process identifier.
     public var agentProcess: Int32 = 0
