@@ -66,7 +66,7 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         // ManagedDocument (UIManagedDocument): a local SQLite record store whose change logs merge
         // record by record through the ubiquity container's data scope.
-        .target(name: "ManagedDocuments", dependencies: ["CloudDocuments", "Ubiquity", "CSQLite", "SystemSupport"],
+        .target(name: "ManagedDocuments", dependencies: ["CloudDocuments", "Ubiquity", "FoundationCompatibility", "CSQLite", "SystemSupport"],
                 swiftSettings: strict),
 
         // MARK: Examples
@@ -87,7 +87,7 @@ let package = Package(
                           path: "Examples/sync-demo", swiftSettings: strict),
 
         // The book's to-do list on a ManagedDocument, shared by two devices through a synced folder.
-        .executableTarget(name: "todo", dependencies: ["ManagedDocuments"],
+        .executableTarget(name: "todo", dependencies: ["ManagedDocuments", "FoundationCompatibility"],
                           path: "Examples/todo", swiftSettings: strict),
 
         // MARK: Benchmarks (run with `swift run -c release <name>`)
@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(name: "metadata-query-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "CSystemShim"], swiftSettings: strict),
         .executableTarget(name: "sync-benchmark", dependencies: ["SyncAgent", "BenchmarkSupport", "SystemSupport", "LocalServers"],
                           swiftSettings: strict),
-        .executableTarget(name: "managed-document-benchmark", dependencies: ["ManagedDocuments", "CSQLite"], swiftSettings: strict),
+        .executableTarget(name: "managed-document-benchmark", dependencies: ["ManagedDocuments", "FoundationCompatibility", "CSQLite"], swiftSettings: strict),
         .executableTarget(name: "coordination-soak", dependencies: ["FileCoordination", "CloudDocuments", "ExampleDocuments", "SystemSupport", "BenchmarkSupport"], swiftSettings: strict),
 
         // MARK: Tests
@@ -128,10 +128,10 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),
-        .executableTarget(name: "ManagedDocumentTestHelper", dependencies: ["ManagedDocuments"],
+        .executableTarget(name: "ManagedDocumentTestHelper", dependencies: ["ManagedDocuments", "FoundationCompatibility"],
                           path: "Tests/ManagedDocumentTestHelper", swiftSettings: strict),
         .testTarget(name: "ManagedDocumentTests",
-                    dependencies: ["ManagedDocuments", "Ubiquity", "CloudDocuments", "TestSupport", "todo", "ManagedDocumentTestHelper"],
+                    dependencies: ["ManagedDocuments", "FoundationCompatibility", "Ubiquity", "CloudDocuments", "TestSupport", "todo", "ManagedDocumentTestHelper"],
                     swiftSettings: strict),
     ]
 )

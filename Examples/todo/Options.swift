@@ -1,3 +1,4 @@
+import FoundationCompatibility
 import Foundation
 import ManagedDocuments
 import Ubiquity

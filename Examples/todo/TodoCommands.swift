@@ -1,3 +1,4 @@
+import FoundationCompatibility
 import Foundation
 import ManagedDocuments
 
@@ -18,7 +19,9 @@ enum TodoCommands {
         try? FileManager.default.createDirectory(at: options.document.deletingLastPathComponent(), withIntermediateDirectories: true)
         let document = ManagedDocument(fileURL: options.document, managedObjectModel: TodoModel.schema)
         document.persistentStoreOptions = options.storeOptions
-        document.importInterval = options.command == "watch" ? .milliseconds(100) : nil
+        // watch: imports as each log arrives (inotify), with the default fallback poll;
+        // the other commands import once, when opening.
+        document.importInterval = options.command == "watch" ? .seconds(5) : nil
         let failures = NotificationCenter.default.addObserver(forName: .ManagedDocumentImportDidFail, object: document, queue: nil) { note in
             let error = note.userInfo?[ManagedDocumentErrorKey] as? ManagedStoreError
             printError("todo: \(error?.errorDescription ?? "an import failed")")

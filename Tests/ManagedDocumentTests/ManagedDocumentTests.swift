@@ -1,3 +1,4 @@
+import FoundationCompatibility
 import CloudDocuments
 import Foundation
 import Testing

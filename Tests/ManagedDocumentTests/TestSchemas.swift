@@ -1,21 +1,12 @@
 import Foundation
 import Synchronization
 @testable import ManagedDocuments
+@testable import ManagedDocumentTestHelper
 
 /// The schemas the tests use.
 enum TestSchemas {
-    static let items = ManagedSchema(version: 1, entities: [
-        EntityDescription("Item", attributes: [
-            AttributeDescription("title", .string, optional: false, default: ""),
-            AttributeDescription("count", .integer, optional: false, default: 0),
-            AttributeDescription("done", .bool, optional: false, default: false),
-            AttributeDescription("note", .string),
-        ]),
-        EntityDescription("Setting", attributes: [
-            AttributeDescription("key", .string, optional: false, unique: true),
-            AttributeDescription("value", .integer),
-        ]),
-    ])
+    /// The crash tests' helper process uses the same schema: it is declared there, once.
+    static let items = HelperSchema.items
 
     /// The same entities one version later, with one more attribute.
     static let itemsVersion2 = ManagedSchema(version: 2, entities: [

@@ -1,5 +1,7 @@
+import FoundationCompatibility
 import CloudDocuments
 import Foundation
+import SystemSupport
 import Ubiquity
 
 /// A document whose contents are a record store, synced record by record between devices:
@@ -27,7 +29,9 @@ import Ubiquity
 ///
 /// Isolation as ``CloudDocument``: the context and the notifications are on the main actor; a
 /// save writes the log and commits on the document's file-access queue; imports run on the
-/// document's import queue (every ``importInterval``) and hop to the main actor to notify.
+/// document's import queue (as soon as another device's file lands — an inotify watch of the
+/// container, on a thread of its own, queues them — and every ``importInterval`` as a fallback)
+/// and hop to the main actor to notify.
 open class ManagedDocument: CloudDocument {
     /// The name of the store file in the package's `StoreContent/` folder (`UIManagedDocument`'s).
     nonisolated public static let persistentStoreName = "persistentStore"
@@ -46,15 +50,23 @@ open class ManagedDocument: CloudDocument {
         set { options.withLock { $0 = newValue } }
     }
 
-    /// How often the container is checked for other devices' logs while the document is open;
-    /// `nil` for never (call ``importChanges()``). Default one second. Set before opening.
+    /// How often the container is checked for other devices' logs while the document is open,
+    /// besides the instant imports: the document watches the container with inotify and imports a
+    /// log or baseline as soon as it is renamed into place (Syncthing, rclone and the sync agent
+    /// all rename files into place), so this poll is only the fallback for what inotify cannot see
+    /// (network and FUSE file systems changed from elsewhere). `nil` for no automatic imports at
+    /// all, neither watched nor polled (call ``importChanges()``). Default 5 seconds. Set before
+    /// opening.
     nonisolated public var importInterval: Duration? {
         get { interval.withLock { $0 } }
         set { interval.withLock { $0 = newValue } }
     }
 
     nonisolated let options = Locked<[String: any Sendable]?>(nil)
-    nonisolated let interval = Locked<Duration?>(.seconds(1))
+    nonisolated let interval = Locked<Duration?>(.seconds(5))
+    /// Whether an import is queued on ``importQueue`` and not started yet (a burst of files
+    /// arriving makes one import, not one per file).
+    nonisolated let importScheduled = Locked(false)
     nonisolated let automaticImports = Locked(true)
     /// The open store and its import timer; `nil` while closed.
     nonisolated let engine = Locked<Engine?>(nil)
@@ -65,6 +77,9 @@ open class ManagedDocument: CloudDocument {
     struct Engine {
         var synchronizer: StoreSynchronizer
         var timer: (any DispatchSourceTimer)?
+        /// The inotify watch of the container (``LogFolderWatch``); `nil` when imports are not
+        /// automatic or inotify is unavailable.
+        var watch: InotifyLoop?
     }
 
     /// Creates a closed document for the package at `fileURL` with the schema `managedObjectModel`.
@@ -114,7 +129,12 @@ open class ManagedDocument: CloudDocument {
     /// and imports what the container holds. A revert of an open document only imports.
     nonisolated open override func read(from url: URL) throws {
         if engine.withLock({ $0 == nil }) {
-            guard FileManager.default.fileExists(atPath: Self.persistentStoreURL(inPackage: url).path) else {
+            // A package whose StoreContent folder has no store is one whose creation was
+            // interrupted (killed between the two): the store is made now, and the import
+            // fills it from the container (a store only ever holds what its logs hold).
+            let store = Self.persistentStoreURL(inPackage: url)
+            guard FileManager.default.fileExists(atPath: store.path)
+                    || FileManager.default.fileExists(atPath: store.deletingLastPathComponent().path) else {
                 throw DocumentError.fileNotFound(url)
             }
             try startEngine(packageURL: url)
@@ -180,6 +200,21 @@ open class ManagedDocument: CloudDocument {
         }.posted(by: self)
     }
 
+    /// Queues one import on the import queue unless one is queued already (the watch calls it,
+    /// from its thread, for each burst of arriving files). Never waits.
+    nonisolated func scheduleImport() {
+        let queue = importScheduled.withLock { scheduled -> Bool in
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard queue else { return }
+        importQueue.async { [weak self] in
+            // Cleared before importing: a file arriving during this import schedules the next.
+            self?.importScheduled.withLock { $0 = false }
+            self?.runImport()
+        }
+    }
+
     nonisolated func runImport() {
         guard automaticImports.withLock({ $0 }), let synchronizer = engine.withLock({ $0?.synchronizer }) else { return }
         let outcome = synchronizer.importChanges()
@@ -233,7 +268,10 @@ open class ManagedDocument: CloudDocument {
             made.setEventHandler { [weak self] in self?.runImport() }
             timer = made
         }
-        engine.withLock { $0 = Engine(synchronizer: synchronizer, timer: timer) }
+        let watch = folder.flatMap { folder in
+            importInterval == nil ? nil : LogFolderWatch.start(folder, retryInterval: .seconds(1)) { [weak self] in self?.scheduleImport() }
+        }
+        engine.withLock { $0 = Engine(synchronizer: synchronizer, timer: timer, watch: watch) }
         timer?.resume()
     }
 
@@ -244,6 +282,7 @@ open class ManagedDocument: CloudDocument {
             return engine
         }
         stopped?.timer?.cancel()
+        stopped?.watch?.stop()
     }
 
     nonisolated static func isValidStoreName(_ name: String) -> Bool {

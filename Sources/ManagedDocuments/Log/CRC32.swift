@@ -1,15 +1,55 @@
 /// CRC-32 (IEEE 802.3, the polynomial of zlib, PNG and gzip), the checksum that ends every
 /// change log and baseline: a truncated or damaged file fails it.
+///
+/// Slice-by-8 (eight bytes per step through eight tables): a 10,000-change log is about a
+/// megabyte, which the byte-at-a-time loop took several milliseconds over — a tenth of a save.
 enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
+    /// `tables[k][b]`: the CRC of byte `b` followed by `k` zero bytes.
+    private static let tables: [[UInt32]] = {
+        var first = [UInt32](repeating: 0, count: 256)
+        for index in 0..<256 {
+            var value = UInt32(index)
+            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+            first[index] = value
+        }
+        var tables = [first]
+        for _ in 1..<8 {
+            let previous = tables[tables.count - 1]
+            tables.append((0..<256).map { previous[$0] >> 8 ^ first[Int(previous[$0] & 0xFF)] })
+        }
+        return tables
+    }()
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0) }
     }
 
-    static func checksum<Bytes: Sequence>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0) }
+    }
+
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        let t = tables
+        return t[0].withUnsafeBufferPointer { t0 in t[1].withUnsafeBufferPointer { t1 in t[2].withUnsafeBufferPointer { t2 in
+            t[3].withUnsafeBufferPointer { t3 in t[4].withUnsafeBufferPointer { t4 in t[5].withUnsafeBufferPointer { t5 in
+                t[6].withUnsafeBufferPointer { t6 in t[7].withUnsafeBufferPointer { t7 in
+                    var crc: UInt32 = 0xFFFF_FFFF
+                    var offset = 0
+                    let count = bytes.count
+                    while offset + 8 <= count {
+                        let low = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) ^ crc
+                        let high = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                        crc = t7[Int(low & 0xFF)] ^ t6[Int(low >> 8 & 0xFF)] ^ t5[Int(low >> 16 & 0xFF)] ^ t4[Int(low >> 24)]
+                            ^ t3[Int(high & 0xFF)] ^ t2[Int(high >> 8 & 0xFF)] ^ t1[Int(high >> 16 & 0xFF)] ^ t0[Int(high >> 24)]
+                        offset += 8
+                    }
+                    while offset < count {
+                        crc = t0[Int((crc ^ UInt32(bytes[offset])) & 0xFF)] ^ (crc >> 8)
+                        offset += 1
+                    }
+                    return crc ^ 0xFFFF_FFFF
+                } }
+            } } }
+        } } }
     }
 }

@@ -43,6 +43,12 @@ struct ChangeLogFile: Sendable, Equatable {
     }
 
     func encoded() -> [UInt8] {
+        encoded(pending: changes.map { .change($0) })
+    }
+
+    /// The file with `pending` as its changes (in place of ``changes``): a save encodes its
+    /// local changes as they wait, inserts straight from their rows.
+    func encoded(pending: [PendingChange]) -> [UInt8] {
         var names: [String] = []
         var index: [String: UInt32] = [:]
         func name(_ text: String) -> UInt32 {
@@ -52,20 +58,53 @@ struct ChangeLogFile: Sendable, Equatable {
             index[text] = made
             return made
         }
+        // Most registers of a log were written by one device: its index is kept at hand
+        // (comparing two equal strings is cheaper than hashing one).
+        var lastDevice: (name: String, index: UInt32)?
+        func deviceIndex(_ text: String) -> UInt32 {
+            if let last = lastDevice, last.name == text { return last.index }
+            let made = name(text)
+            lastDevice = (text, made)
+            return made
+        }
+        // The name indices of each entity's registers, in its plan's column order.
+        var planNames: [ObjectIdentifier: (entity: UInt32, registers: [UInt32])] = [:]
         var body = LogWriter()
-        body.u32(UInt32(changes.count))
-        for change in changes {
-            body.u32(name(change.entity))
-            body.uuid(change.id)
-            body.u16(UInt16(truncatingIfNeeded: change.registers.count))
-            for (attribute, register) in change.registers.sorted(by: { $0.key < $1.key }) {
-                body.u32(name(attribute))
-                body.value(register.value)
-                body.u64(register.timestamp.packed)
-                body.u32(name(register.timestamp.device))
+        body.bytes.reserveCapacity(64 + pending.count * 96)
+        body.u32(UInt32(pending.count))
+        for change in pending {
+            switch change {
+            case .row(let plan, let id, let registers):
+                let indices: (entity: UInt32, registers: [UInt32])
+                if let known = planNames[ObjectIdentifier(plan)] {
+                    indices = known
+                } else {
+                    indices = (name(plan.entity.name), plan.names.map { name($0) })
+                    planNames[ObjectIdentifier(plan)] = indices
+                }
+                body.u32(indices.entity)
+                body.uuid(id)
+                body.u16(UInt16(truncatingIfNeeded: registers.count))
+                for (position, register) in registers.enumerated() {
+                    body.u32(indices.registers[position])
+                    body.value(register.value)
+                    body.u64(register.timestamp.packed)
+                    body.u32(deviceIndex(register.timestamp.device))
+                }
+            case .change(let change):
+                body.u32(name(change.entity))
+                body.uuid(change.id)
+                body.u16(UInt16(truncatingIfNeeded: change.registers.count))
+                for (attribute, register) in change.registers.sorted(by: { $0.key < $1.key }) {
+                    body.u32(name(attribute))
+                    body.value(register.value)
+                    body.u64(register.timestamp.packed)
+                    body.u32(deviceIndex(register.timestamp.device))
+                }
             }
         }
         var writer = LogWriter()
+        writer.bytes.reserveCapacity(body.bytes.count + 256 + 40 * (coverage.count + names.count))
         writer.bytes += Array(Self.title(of: kind).utf8)
         writer.bytes += Self.magic
         writer.u8(Self.currentFormat)
@@ -100,6 +139,23 @@ struct ChangeLogFile: Sendable, Equatable {
     ///
     /// - Throws: ``LogReader/Damaged`` for a truncated, damaged or unknown file (or one of a later format).
     static func decode(_ bytes: [UInt8]) throws(LogReader.Damaged) -> ChangeLogFile {
+        let indexed = try decodeIndexed(bytes)
+        var file = indexed.file
+        file.changes = indexed.changes.map { change in
+            var registers: [String: Register] = [:]
+            registers.reserveCapacity(change.registers.count)
+            for (name, register) in change.registers { registers[indexed.names[name]] = register }
+            return RecordChange(entity: indexed.names[change.entity], id: change.id, registers: registers)
+        }
+        return file
+    }
+
+    /// Decodes a whole file as ``decode(_:)`` does, its changes left as the file has them:
+    /// entities and attributes named by index into its name table (an import maps each index
+    /// to a column once per file instead of hashing every register's name).
+    ///
+    /// - Throws: ``LogReader/Damaged`` for a truncated, damaged or unknown file (or one of a later format).
+    static func decodeIndexed(_ bytes: [UInt8]) throws(LogReader.Damaged) -> IndexedLogFile {
         guard bytes.count >= trailer.count + 4, Array(bytes.suffix(trailer.count)) == trailer else {
             throw LogReader.Damaged(reason: "it has no end marker (truncated, or still being written)")
         }
@@ -109,40 +165,41 @@ struct ChangeLogFile: Sendable, Equatable {
         guard CRC32.checksum(bytes[0..<checked]) == stored else {
             throw LogReader.Damaged(reason: "its checksum does not match (damaged)")
         }
-        var reader = LogReader(Array(bytes[0..<checked]))
+        var reader = LogReader(bytes, end: checked)
         let header = try readHeader(&reader)
         let nameCount = Int(try reader.u32())
         guard nameCount <= reader.remaining else { throw LogReader.Damaged(reason: "its name table is too long") }
         var names: [String] = []
         names.reserveCapacity(nameCount)
         for _ in 0..<nameCount { names.append(try reader.string()) }
-        func name(_ index: UInt32) throws(LogReader.Damaged) -> String {
+        func nameIndex(_ index: UInt32) throws(LogReader.Damaged) -> Int {
             guard Int(index) < names.count else { throw LogReader.Damaged(reason: "a name index is out of range") }
-            return names[Int(index)]
+            return Int(index)
         }
         let changeCount = Int(try reader.u32())
         guard changeCount <= reader.remaining else { throw LogReader.Damaged(reason: "its change count is too large") }
-        var changes: [RecordChange] = []
+        var changes: [IndexedChange] = []
         changes.reserveCapacity(changeCount)
         for _ in 0..<changeCount {
-            let entity = try name(try reader.u32())
+            let entity = try nameIndex(try reader.u32())
             let id = try reader.uuid()
             let registerCount = Int(try reader.u16())
-            var registers: [String: Register] = [:]
+            var registers: [(name: Int, register: Register)] = []
             registers.reserveCapacity(registerCount)
             for _ in 0..<registerCount {
-                let attribute = try name(try reader.u32())
+                let attribute = try nameIndex(try reader.u32())
                 let value = try reader.value()
                 let packed = try reader.u64()
-                let device = try name(try reader.u32())
-                registers[attribute] = Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device))
+                let device = names[try nameIndex(try reader.u32())]
+                registers.append((attribute, Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device))))
             }
-            changes.append(RecordChange(entity: entity, id: id, registers: registers))
+            changes.append(IndexedChange(entity: entity, id: id, registers: registers))
         }
         guard reader.remaining == 0 else { throw LogReader.Damaged(reason: "it has \(reader.remaining) unexpected bytes") }
-        return ChangeLogFile(kind: header.kind, schemaVersion: header.schemaVersion, device: header.device,
-                             sequence: header.sequence, writtenMilliseconds: header.written, coverage: header.coverage,
-                             changes: changes)
+        let file = ChangeLogFile(kind: header.kind, schemaVersion: header.schemaVersion, device: header.device,
+                                 sequence: header.sequence, writtenMilliseconds: header.written, coverage: header.coverage,
+                                 changes: [])
+        return IndexedLogFile(file: file, names: names, changes: changes)
     }
 
     private static func readHeader(_ reader: inout LogReader) throws(LogReader.Damaged)
@@ -173,4 +230,20 @@ struct ChangeLogFile: Sendable, Equatable {
         }
         return (kind, schemaVersion, device, sequence, written, coverage)
     }
+}
+
+/// A change as its file holds it: the entity and each register's attribute named by their index
+/// in the file's name table (``IndexedLogFile/names``).
+struct IndexedChange: Sendable {
+    var entity: Int
+    var id: UUID
+    var registers: [(name: Int, register: Register)]
+}
+
+/// A decoded file whose changes keep the file's name indices (``ChangeLogFile/decodeIndexed(_:)``):
+/// the header in ``file`` (its `changes` empty), the name table, the changes.
+struct IndexedLogFile: Sendable {
+    var file: ChangeLogFile
+    var names: [String]
+    var changes: [IndexedChange]
 }

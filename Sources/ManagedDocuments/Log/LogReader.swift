@@ -7,28 +7,34 @@ struct LogReader {
 
     let bytes: [UInt8]
     private(set) var offset: Int
+    /// Where reading stops (the checksum and end marker after it are read separately).
+    let end: Int
 
-    init(_ bytes: [UInt8], offset: Int = 0) {
+    init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
         self.bytes = bytes
         self.offset = offset
+        self.end = min(bytes.count, max(0, end ?? bytes.count))
     }
 
-    var remaining: Int { bytes.count - offset }
+    var remaining: Int { end - offset }
 
     mutating func take(_ count: Int) throws(Damaged) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= remaining else { throw Damaged(reason: "it ends early (truncated at byte \(bytes.count))") }
+        guard count >= 0, count <= remaining else { throw Damaged(reason: "it ends early (truncated at byte \(end))") }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
-    mutating func u8() throws(Damaged) -> UInt8 { try take(1).first ?? 0 }
+    mutating func u8() throws(Damaged) -> UInt8 { UInt8(truncatingIfNeeded: try integer(1)) }
     mutating func u16() throws(Damaged) -> UInt16 { UInt16(truncatingIfNeeded: try integer(2)) }
     mutating func u32() throws(Damaged) -> UInt32 { UInt32(truncatingIfNeeded: try integer(4)) }
     mutating func u64() throws(Damaged) -> UInt64 { try integer(8) }
 
+    /// A little-endian integer of `count` bytes (read in place: no slice per integer).
     private mutating func integer(_ count: Int) throws(Damaged) -> UInt64 {
+        guard count <= remaining else { throw Damaged(reason: "it ends early (truncated at byte \(end))") }
         var value: UInt64 = 0
-        for (index, byte) in try take(count).enumerated() { value |= UInt64(byte) << (8 * index) }
+        for index in 0..<count { value |= UInt64(bytes[offset + index]) << (8 * index) }
+        offset += count
         return value
     }
 
@@ -40,9 +46,13 @@ struct LogReader {
     }
 
     mutating func uuid() throws(Damaged) -> UUID {
-        let raw = Array(try take(16))
+        guard remaining >= 16 else { throw Damaged(reason: "it ends early (truncated at byte \(end))") }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: raw) }
+        let start = offset
+        withUnsafeMutableBytes(of: &uuid) { raw in
+            bytes.withUnsafeBytes { source in raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<start + 16])) }
+        }
+        offset += 16
         return UUID(uuid: uuid)
     }
 

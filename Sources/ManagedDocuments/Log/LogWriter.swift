@@ -10,14 +10,19 @@ struct LogWriter {
     mutating func u32(_ value: UInt32) { append(UInt64(value), count: 4) }
     mutating func u64(_ value: UInt64) { append(value, count: 8) }
 
+    /// The low `count` bytes of `value`, little-endian.
     private mutating func append(_ value: UInt64, count: Int) {
-        for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
+        withUnsafeBytes(of: value.littleEndian) { raw in
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[0..<count]))
+        }
     }
 
     mutating func string(_ value: String) {
-        let utf8 = Array(value.utf8)
-        u32(UInt32(truncatingIfNeeded: utf8.count))
-        bytes += utf8
+        var value = value
+        value.withUTF8 { utf8 in
+            u32(UInt32(truncatingIfNeeded: utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     mutating func uuid(_ value: UUID) {

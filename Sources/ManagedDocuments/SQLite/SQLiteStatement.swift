@@ -5,7 +5,12 @@ import Foundation
 /// connection (see ``SQLiteConnection``). Finalized when released.
 final class SQLiteStatement {
     private let handle: OpaquePointer
-    private let connection: SQLiteConnection
+    /// Unowned: the connection caches its statements (``SQLiteConnection/statement(_:)``), so a
+    /// strong reference back made a cycle that kept every connection — its file descriptors
+    /// and SQLite's memory — alive after its store was closed. A statement is used only while
+    /// its connection's owner holds both; its deinit touches only its own handle (SQLite's
+    /// `sqlite3_close_v2` lets statements be finalized after the close).
+    private unowned let connection: SQLiteConnection
     let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
@@ -47,6 +52,44 @@ final class SQLiteStatement {
         }
         guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
     }
+
+    /// Binds a UUID as its 16 bytes (a blob): how the store keeps record identifiers.
+    func bind(_ uuid: UUID, at index: Int32) throws(SQLiteError) {
+        var bytes = uuid.uuid
+        let result = withUnsafeBytes(of: &bytes) { raw in
+            sqlite3_bind_blob(handle, index, raw.baseAddress, 16, SQLiteConnection.transient)
+        }
+        guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
+    }
+
+    /// Binds a 64-bit integer (the common case of the store's hot paths, without an enum).
+    func bind(_ number: Int64, at index: Int32) throws(SQLiteError) {
+        let result = sqlite3_bind_int64(handle, index, number)
+        guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
+    }
+
+    /// The UUID in column `index` of the current row: a 16-byte blob, or (in a store of an
+    /// earlier development version) its text form; `nil` for anything else.
+    func uuid(at index: Int32) -> UUID? {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_BLOB:
+            guard sqlite3_column_bytes(handle, index) == 16, let bytes = sqlite3_column_blob(handle, index) else { return nil }
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
+            return UUID(uuid: uuid)
+        case SQLITE_TEXT:
+            if case .text(let text) = value(at: index) { return UUID(uuidString: text) }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// The integer in column `index` of the current row (0 for NULL; SQLite converts others).
+    func integer(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// Whether column `index` of the current row is NULL.
+    func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
 
     /// Resets the statement (keeping its bindings), so it can run again.
     func reset() { sqlite3_reset(handle) }

@@ -12,6 +12,13 @@ public struct ManagedObjectID: Sendable, Hashable, Comparable, CustomStringConve
         self.uuid = uuid
     }
 
+    /// Hashes the UUID only (equal identifiers have equal UUIDs; two entities sharing a UUID are
+    /// still told apart by `==`): imports hash every identifier they touch, and hashing the
+    /// entity's name too was a tenth of an import.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(uuid)
+    }
+
     public static func < (lhs: Self, rhs: Self) -> Bool {
         lhs.entity != rhs.entity ? lhs.entity < rhs.entity : lhs.uuid.uuidString < rhs.uuid.uuidString
     }

@@ -50,6 +50,45 @@ extension RecordStore {
             let effect = try apply(change)
             effects.record(effect, for: ManagedObjectID(entity: change.entity, uuid: change.id))
         }
+        try recordApplied(file, name: name)
+        return effects.summary
+    }
+
+    /// ``applyFile(_:name:)`` for a file decoded with its name indices (the import's way): each
+    /// entity's plan, and the column of each of the file's names, looked up once per file.
+    func applyFile(_ indexed: IndexedLogFile, name: String) throws(ManagedStoreError) -> ImportSummary {
+        try beginIfNeeded()
+        var effects = ImportEffects()
+        // Per entity name index: its plan and the column of each name index (-1: none); nil for
+        // an entity the schema does not declare (its changes are ignored, as apply(_:) does).
+        var targets: [Int: (plan: EntityPlan, positions: [Int])?] = [:]
+        for change in indexed.changes {
+            let target: (plan: EntityPlan, positions: [Int])?
+            if let known = targets[change.entity] {
+                target = known
+            } else {
+                let entityName = indexed.names[change.entity]
+                if schema.entity(named: entityName) != nil {
+                    let plan = try self.plan(entityName)
+                    target = (plan, indexed.names.map { plan.index[$0] ?? -1 })
+                } else {
+                    target = nil
+                }
+                targets[change.entity] = .some(target)
+            }
+            guard let target else { continue }
+            let effect = try apply(id: change.id, plan: target.plan, mayBeNew: true) { registers in
+                self.merge(change, into: &registers, plan: target.plan, positions: target.positions)
+            }
+            effects.record(effect, for: ManagedObjectID(entity: target.plan.entity.name, uuid: change.id))
+        }
+        try recordApplied(indexed.file, name: name)
+        return effects.summary
+    }
+
+    /// The bookkeeping of a file applied as `name`: applied, its coverage (a baseline's),
+    /// what its writer had applied, the open transaction marked as holding imports.
+    private func recordApplied(_ file: ChangeLogFile, name: String) throws(ManagedStoreError) {
         switch file.kind {
         case .log:
             try markApplied(name, device: file.device, sequence: file.sequence)
@@ -66,7 +105,6 @@ extension RecordStore {
         }
         try notePeerCoverage(of: file)
         markImported()
-        return effects.summary
     }
 
     /// Keeps what `file`'s writer said it had applied (compaction reads it: ``peerCoverage()``).

@@ -17,7 +17,13 @@ final class RecordStore {
     let connection: SQLiteConnection
     var clock: HybridLogicalClock
     /// Local changes made since the last commit, in order (what the next change log carries).
-    private(set) var pending: [RecordChange] = []
+    private(set) var pendingChanges: [PendingChange] = []
+
+    /// ``pendingChanges`` as changes (tests; the save encodes ``pendingChanges`` directly).
+    var pending: [RecordChange] { pendingChanges.map(\.recordChange) }
+
+    /// Whether local changes wait for the save.
+    var hasPendingChanges: Bool { !pendingChanges.isEmpty }
     /// Imported changes not yet committed (they share the open transaction with ``pending``).
     private(set) var hasUncommittedImports = false
 
@@ -99,14 +105,14 @@ final class RecordStore {
     /// Commits the open transaction with the clock's value (and whatever the caller wrote in it,
     /// e.g. the published log's name); forgets the pending changes.
     func commit() throws(ManagedStoreError) {
-        guard connection.inTransaction else { pending = []; return }
+        guard connection.inTransaction else { pendingChanges = []; return }
         try setMeta("clock", .integer(Int64(bitPattern: clock.latest)))
         do { try connection.execute("COMMIT") } catch {
             // SQLite may have rolled the transaction back (a full disk, an I/O error).
             if !connection.inTransaction { try? devices.reload() }
             throw .database(error)
         }
-        pending = []
+        pendingChanges = []
         hasUncommittedImports = false
     }
 
@@ -114,7 +120,7 @@ final class RecordStore {
     func rollback() {
         if connection.inTransaction { try? connection.execute("ROLLBACK") }
         try? devices.reload()  // numbers given in the rolled-back transaction are gone
-        pending = []
+        pendingChanges = []
         hasUncommittedImports = false
     }
 
@@ -144,11 +150,23 @@ final class RecordStore {
             uuid = RandomIdentifier.make()
         }
         let stamp = clock.tick()
-        var registers = [RecordChange.existence: Register(value: .bool(true), timestamp: stamp)]
+        let plan = try self.plan(entity.name)
+        // The registers in the plan's column order: the row, and what the log carries.
+        var columns = [Register(value: .bool(true), timestamp: stamp)]
+        columns.reserveCapacity(plan.names.count)
         for attribute in entity.attributes {
-            registers[attribute.name] = Register(value: values[attribute.name] ?? attribute.defaultValue, timestamp: stamp)
+            columns.append(Register(value: values[attribute.name] ?? attribute.defaultValue, timestamp: stamp))
         }
-        try recordLocal(RecordChange(entity: entity.name, id: uuid, registers: registers), new: entity.uniqueAttribute == nil)
+        try beginIfNeeded()
+        // A new random identifier: no record to merge with, the registers are the row (a unique
+        // value's record may exist: then it is merged).
+        var inserted = false
+        if entity.uniqueAttribute == nil {
+            inserted = try database { () throws(SQLiteError) in try plan.insertIfAbsent(uuid, columns, devices: devices) }
+        }
+        let change = PendingChange.row(plan: plan, id: uuid, registers: columns)
+        if !inserted { _ = try apply(change.recordChange) }
+        pendingChanges.append(change)
         return ManagedObjectID(entity: entity.name, uuid: uuid)
     }
 
@@ -185,10 +203,10 @@ final class RecordStore {
                                      registers: [RecordChange.existence: Register(value: .bool(false), timestamp: stamp)]))
     }
 
-    private func recordLocal(_ change: RecordChange, new: Bool = false) throws(ManagedStoreError) {
+    private func recordLocal(_ change: RecordChange) throws(ManagedStoreError) {
         try beginIfNeeded()
-        _ = try apply(change, known: new ? false : nil)
-        pending.append(change)
+        _ = try apply(change, mayBeNew: false)
+        pendingChanges.append(.change(change))
     }
 
     func entity(_ name: String) throws(ManagedStoreError) -> EntityDescription {
@@ -215,7 +233,7 @@ final class RecordStore {
     /// The registers of record `id`, live or tombstone; `nil` when the store never heard of it.
     func registers(of id: ManagedObjectID) throws(ManagedStoreError) -> [String: Register]? {
         let plan = try self.plan(id.entity)
-        guard let registers = try database({ () throws(SQLiteError) in try plan.read(id.uuid.uuidString, devices: devices) }) else { return nil }
+        guard let registers = try database({ () throws(SQLiteError) in try plan.read(id.uuid, devices: devices) }) else { return nil }
         var named: [String: Register] = [:]
         for (position, register) in registers.enumerated() { named[plan.names[position]] = register }
         return named
@@ -225,32 +243,40 @@ final class RecordStore {
     /// first). Registers of attributes the schema does not declare, or whose value is not of the
     /// declared type, are ignored (an older program's removed attribute, a damaged log); a
     /// change to an undeclared entity is ignored whole.
-    func apply(_ change: RecordChange) throws(ManagedStoreError) -> Effect {
-        try apply(change, known: nil)
-    }
-
-    /// ``apply(_:)``; `known: false` skips reading a record that cannot exist yet (a local
-    /// insert under a new random identifier).
-    private func apply(_ change: RecordChange, known: Bool?) throws(ManagedStoreError) -> Effect {
+    ///
+    /// `mayBeNew: false` (a local update or delete, of a record known to exist) goes straight to
+    /// the read.
+    func apply(_ change: RecordChange, mayBeNew: Bool = true) throws(ManagedStoreError) -> Effect {
         guard schema.entity(named: change.entity) != nil else { return .none }
         let plan = try self.plan(change.entity)
-        let id = change.id.uuidString
-        let before = known == false ? nil : try database { () throws(SQLiteError) in try plan.read(id, devices: devices) }
-        var after = before ?? Array(repeating: .unwritten, count: plan.names.count)
-        var changed = before == nil
-        for (name, incoming) in change.registers {
-            guard let position = plan.index[name] else { continue }
-            if let valueType = incoming.value.type, valueType != plan.types[position] { continue }
-            if position == 0 && incoming.value == .null { continue }
-            clock.observe(incoming.timestamp)
-            if MergeRules.incomingWins(incoming.timestamp, over: after[position].timestamp) {
-                after[position] = incoming
-                changed = true
+        return try apply(id: change.id, plan: plan, mayBeNew: mayBeNew) { self.merge(change, into: &$0, plan: plan) }
+    }
+
+    /// ``apply(_:mayBeNew:)`` for record `id` of `plan`'s entity, whose incoming registers
+    /// `merge` merges into the registers it is given (in the plan's column order), saying
+    /// whether any won.
+    func apply(id: UUID, plan: EntityPlan, mayBeNew: Bool,
+               merge: (inout [Register]) -> Bool) throws(ManagedStoreError) -> Effect {
+        var after = Array(repeating: Register.unwritten, count: plan.names.count)
+        if mayBeNew {
+            // First as a record new to the store (most of an import): merged into nothing and
+            // inserted, without a read. If it exists, merged into what the store holds.
+            _ = merge(&after)
+            if try database({ () throws(SQLiteError) in try plan.insertIfAbsent(id, after, devices: devices) }) {
+                return after[0].value == .bool(true) ? .inserted : .none
             }
         }
+        guard let before = try database({ () throws(SQLiteError) in try plan.read(id, devices: devices) }) else {
+            // Not there (only when `mayBeNew` is false, which the caller checked): as new.
+            _ = merge(&after)
+            try database { () throws(SQLiteError) in try plan.write(id, after, devices: devices) }
+            return after[0].value == .bool(true) ? .inserted : .none
+        }
+        after = before
+        let changed = merge(&after)
         guard changed else { return .none }
         try database { () throws(SQLiteError) in try plan.write(id, after, devices: devices) }
-        let wasLive = before?[0].value == .bool(true)
+        let wasLive = before[0].value == .bool(true)
         let isLive = after[0].value == .bool(true)
         switch (wasLive, isLive) {
         case (false, true): return .inserted
@@ -258,6 +284,40 @@ final class RecordStore {
         case (true, true): return .updated
         case (false, false): return .none
         }
+    }
+
+    /// Merges the registers of `change` into `registers` (in `plan`'s column order), observing
+    /// their timestamps; whether any won.
+    private func merge(_ change: RecordChange, into registers: inout [Register], plan: EntityPlan) -> Bool {
+        var changed = false
+        for (name, incoming) in change.registers {
+            guard let position = plan.index[name] else { continue }
+            changed = merge(incoming, at: position, into: &registers, plan: plan) || changed
+        }
+        return changed
+    }
+
+    /// The same for a change as its file holds it: `positions` maps the file's name indices to
+    /// the plan's columns (-1: not a register of this entity).
+    func merge(_ change: IndexedChange, into registers: inout [Register], plan: EntityPlan, positions: [Int]) -> Bool {
+        var changed = false
+        for (name, incoming) in change.registers {
+            let position = positions[name]
+            guard position >= 0 else { continue }
+            changed = merge(incoming, at: position, into: &registers, plan: plan) || changed
+        }
+        return changed
+    }
+
+    /// Merges one incoming register into column `position` (ignored if its value is not of the
+    /// column's type, or a null existence); whether it won.
+    private func merge(_ incoming: Register, at position: Int, into registers: inout [Register], plan: EntityPlan) -> Bool {
+        if let valueType = incoming.value.type, valueType != plan.types[position] { return false }
+        if position == 0 && incoming.value == .null { return false }
+        clock.observe(incoming.timestamp)
+        guard MergeRules.incomingWins(incoming.timestamp, over: registers[position].timestamp) else { return false }
+        registers[position] = incoming
+        return true
     }
 
     // MARK: Reading
@@ -286,7 +346,7 @@ final class RecordStore {
         if let limit = request.fetchLimit { sql += " LIMIT \(max(0, limit))" }
         let rows = try database { () throws(SQLiteError) in try connection.rows(sql, parameters) }
         return rows.compactMap { row in
-            guard case .text(let text)? = row.first, let uuid = UUID(uuidString: text) else { return nil }
+            guard let uuid = row.first.flatMap(RecordTables.uuid(from:)) else { return nil }
             var values: [String: AttributeValue] = [:]
             for (index, attribute) in entity.attributes.enumerated() where index + 1 < row.count {
                 values[attribute.name] = AttributeValue(row[index + 1], as: attribute.type)
@@ -314,7 +374,7 @@ final class RecordStore {
                 try connection.rows("SELECT id FROM \(RecordTables.table(entity.name)) ORDER BY id")
             }
             for row in rows {
-                guard case .text(let text)? = row.first, let uuid = UUID(uuidString: text),
+                guard let uuid = row.first.flatMap(RecordTables.uuid(from:)),
                       let registers = try registers(of: ManagedObjectID(entity: entity.name, uuid: uuid)) else { continue }
                 changes.append(RecordChange(entity: entity.name, id: uuid, registers: registers.filter { $0.value.timestamp != .zero }))
             }
@@ -331,5 +391,23 @@ final class RecordStore {
             lines.append("\(change.entity)/\(change.id.uuidString) " + registers.joined(separator: " "))
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// One local change waiting for the save: an insert as its row (every register in its plan's
+/// column order: no dictionary is built per insert), or any change by register name.
+enum PendingChange {
+    case row(plan: EntityPlan, id: UUID, registers: [Register])
+    case change(RecordChange)
+
+    var recordChange: RecordChange {
+        switch self {
+        case .change(let change): return change
+        case .row(let plan, let id, let registers):
+            var named: [String: Register] = [:]
+            named.reserveCapacity(registers.count)
+            for (position, register) in registers.enumerated() { named[plan.names[position]] = register }
+            return RecordChange(entity: plan.entity.name, id: id, registers: named)
+        }
     }
 }

@@ -1,6 +1,9 @@
+import Foundation
+
 /// How the schema maps to SQLite tables, and how the store's bookkeeping tables look.
 ///
-/// One table per entity, `"e_<Entity>"`, with the record's UUID (`id`, text) and, for every
+/// One table per entity, `"e_<Entity>"`, keyed by the record's UUID (`id`, its 16 bytes as a
+/// blob: half the size of its text, no formatting, the same order) and, for every
 /// register — the existence register `"$exists"` and each attribute — three columns: the value
 /// (`"title"`), the timestamp's packed HLC (`"title$t"`) and its device (`"title$d"`, a number
 /// of `md_devices`: device ids are up to 64 characters, and a row holds one per register). An
@@ -17,6 +20,19 @@ enum RecordTables {
 
     /// Quotes an identifier (names are checked by ``ManagedSchema/validate()``; quotes doubled anyway).
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    /// The record identifier a row's `id` column holds: 16 bytes (or, before the migration of a
+    /// store of the first development version, text); `nil` for anything else.
+    static func uuid(from value: SQLiteValue) -> UUID? {
+        switch value {
+        case .blob(let data) where data.count == 16:
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { raw in data.withUnsafeBytes { raw.copyMemory(from: $0) } }
+            return UUID(uuid: uuid)
+        case .text(let text): return UUID(uuidString: text)
+        default: return nil
+        }
+    }
 
     /// The register names of an entity, in column order: the existence register first.
     static func registers(of entity: EntityDescription) -> [String] {
@@ -51,10 +67,9 @@ enum RecordTables {
                 return nil
             })
             if existing.isEmpty {
-                var columns = ["id TEXT PRIMARY KEY NOT NULL"]
-                columns += columnDeclarations(register: RecordChange.existence, type: nil)
-                for attribute in entity.attributes { columns += columnDeclarations(register: attribute.name, type: attribute.type) }
-                try connection.execute("CREATE TABLE \(table(entity.name)) (\(columns.joined(separator: ", ")))")
+                try createTable(entity, in: connection)
+            } else if try identifiersAreText(entity, in: connection) {
+                try migrateTextIdentifiers(entity, columns: existing, in: connection)
             } else {
                 for attribute in entity.attributes where !existing.contains(attribute.name) {
                     for column in columnDeclarations(register: attribute.name, type: attribute.type) {
@@ -63,5 +78,50 @@ enum RecordTables {
                 }
             }
         }
+    }
+
+    /// `CREATE TABLE` for `entity` with every register of the schema.
+    private static func createTable(_ entity: EntityDescription, in connection: SQLiteConnection) throws(SQLiteError) {
+        var columns = ["id BLOB PRIMARY KEY NOT NULL"]
+        columns += columnDeclarations(register: RecordChange.existence, type: nil)
+        for attribute in entity.attributes { columns += columnDeclarations(register: attribute.name, type: attribute.type) }
+        try connection.execute("CREATE TABLE \(table(entity.name)) (\(columns.joined(separator: ", ")))")
+    }
+
+    /// Whether the entity's table is of the first development version: identifiers as text in
+    /// a rowid table.
+    private static func identifiersAreText(_ entity: EntityDescription, in connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        try connection.rows("PRAGMA table_info(\(table(entity.name)))").contains { row in
+            row.count > 2 && row[1] == .text("id") && row[2] == .text("TEXT")
+        }
+    }
+
+    /// Rewrites a table of the first development version (text identifiers) in the current
+    /// layout, keeping every register: inside the caller's transaction, so a crash leaves the
+    /// old table whole. A row whose identifier is not a UUID (a damaged store) is dropped.
+    private static func migrateTextIdentifiers(_ entity: EntityDescription, columns: Set<String>,
+                                               in connection: SQLiteConnection) throws(SQLiteError) {
+        let old = quote("e_" + entity.name + "$text")
+        try connection.execute("ALTER TABLE \(table(entity.name)) RENAME TO \(old)")
+        try createTable(entity, in: connection)
+        let current = Set(registers(of: entity).flatMap { [$0, $0 + "$t", $0 + "$d"] })
+        let kept = columns.intersection(current).sorted()
+        let select = try SQLiteStatement(connection: connection,
+                                         sql: "SELECT id\(kept.map { ", " + quote($0) }.joined()) FROM \(old)")
+        let insert = try SQLiteStatement(connection: connection, sql: """
+            INSERT OR REPLACE INTO \(table(entity.name)) (id\(kept.map { ", " + quote($0) }.joined()))
+            VALUES (?\(String(repeating: ", ?", count: kept.count)))
+            """)
+        try select.bind([])
+        while try select.step() {
+            guard let uuid = select.uuid(at: 0) else { continue }
+            insert.reset()
+            try insert.bind(uuid, at: 1)
+            for position in kept.indices { try insert.bind(select.value(at: Int32(position + 1)), at: Int32(position + 2)) }
+            while try insert.step() {}
+        }
+        select.reset()
+        insert.reset()
+        try connection.execute("DROP TABLE \(old)")
     }
 }

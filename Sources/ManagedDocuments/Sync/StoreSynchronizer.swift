@@ -54,7 +54,7 @@ final class StoreSynchronizer: Sendable {
         try state.withLock { (state: inout State) throws(ManagedStoreError) -> T in try body(state.store) }
     }
 
-    var hasUnsavedChanges: Bool { state.withLock { !$0.store.pending.isEmpty || $0.store.hasUncommittedImports } }
+    var hasUnsavedChanges: Bool { state.withLock { $0.store.hasPendingChanges || $0.store.hasUncommittedImports } }
 
     // MARK: Save
 
@@ -70,7 +70,7 @@ final class StoreSynchronizer: Sendable {
     func save() throws(ManagedStoreError) -> [ManagedStoreError] {
         try state.withLock { (state: inout State) throws(ManagedStoreError) -> [ManagedStoreError] in
             let store = state.store
-            guard !store.pending.isEmpty else {
+            guard store.hasPendingChanges else {
                 try store.commit()
                 return []
             }
@@ -82,8 +82,8 @@ final class StoreSynchronizer: Sendable {
             var coverage = try store.coverage()
             coverage[device] = sequence
             let file = ChangeLogFile(kind: .log, schemaVersion: schema.version, device: device, sequence: sequence,
-                                     writtenMilliseconds: store.clock.now() , coverage: coverage, changes: store.pending)
-            let entry = try folder.write(file.encoded(), kind: .log, sequence: sequence)
+                                     writtenMilliseconds: store.clock.now(), coverage: coverage, changes: [])
+            let entry = try folder.write(file.encoded(pending: store.pendingChanges), kind: .log, sequence: sequence)
             try store.markApplied(entry.key, device: device, sequence: sequence)
             try store.setMeta("sequence", .integer(Int64(clamping: sequence)))
             try store.setMeta("lastPublished", .text(entry.key))
@@ -122,7 +122,7 @@ final class StoreSynchronizer: Sendable {
     private func publishBaseline(_ state: inout State) throws(ManagedStoreError) {
         guard let folder else { return }
         let store = state.store
-        guard store.pending.isEmpty else { return }
+        guard !store.hasPendingChanges else { return }
         let sequence = try self.sequence(store)
         var coverage = try store.coverage()
         coverage[device] = sequence
@@ -202,7 +202,7 @@ final class StoreSynchronizer: Sendable {
             }
             outcome.summary = effects.summary
             let store = state.store
-            if store.pending.isEmpty {
+            if !store.hasPendingChanges {
                 do throws(ManagedStoreError) { try store.commit() } catch {
                     store.rollback()
                     state.settled = []
@@ -234,10 +234,11 @@ final class StoreSynchronizer: Sendable {
             return nil
         }
         let bytes = try folder.read(entry)
-        let file: ChangeLogFile
-        do { file = try ChangeLogFile.decode(bytes) } catch {
+        let indexed: IndexedLogFile
+        do { indexed = try ChangeLogFile.decodeIndexed(bytes) } catch {
             throw .unreadableLog(path: folder.url(of: entry).path, reason: error.reason)
         }
+        let file = indexed.file
         guard file.schemaVersion <= schema.version else {
             throw .logFromNewerSchema(path: folder.url(of: entry).path, found: file.schemaVersion, supported: schema.version)
         }
@@ -249,7 +250,7 @@ final class StoreSynchronizer: Sendable {
             state.settled.insert(entry.key)
             return nil
         }
-        let summary = try store.applyFile(file, name: entry.key)
+        let summary = try store.applyFile(indexed, name: entry.key)
         if entry.device == device, entry.kind == .log, entry.sequence > (try sequence(store)) {
             // Our own log from before a crash: never reuse its sequence.
             try store.setMeta("sequence", .integer(Int64(clamping: entry.sequence)))
@@ -263,7 +264,7 @@ final class StoreSynchronizer: Sendable {
     private func detectReset(_ entries: [LogFolder.Entry], _ state: inout State) throws(ManagedStoreError) -> ManagedStoreError? {
         guard let folder, case .text(let key)? = try state.store.meta("lastPublished") else { return nil }
         guard !entries.contains(where: { $0.key == key }) else { return nil }
-        guard state.store.pending.isEmpty else { return nil }  // after the next save
+        guard !state.store.hasPendingChanges else { return nil }  // after the next save
         try state.store.commit()
         try publishBaseline(&state)
         return .containerReset(path: folder.root.path)
@@ -276,6 +277,10 @@ struct ImportEffectsAccumulator {
     private var summary_ = ImportSummary()
 
     mutating func add(_ next: ImportSummary) {
+        if summary_.isEmpty {
+            summary_ = next  // the first file (usually the only one): nothing to fold
+            return
+        }
         for id in next.inserted {
             if summary_.deleted.remove(id) != nil { summary_.updated.insert(id) } else { summary_.inserted.insert(id) }
         }
