@@ -120,3 +120,20 @@ int cshim_malloc_allocated_bytes(size_t *bytes) {
 int cshim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int lowfd) {
     return posix_spawn_file_actions_addclosefrom_np(actions, lowfd);
 }
+
+// MARK: getxattrat(2)
+
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464  // the same number on every architecture (added in Linux 6.13)
+#endif
+
+struct cshim_xattr_args {
+    uint64_t value;
+    uint32_t size;
+    uint32_t flags;
+};
+
+ssize_t cshim_getxattrat(int dirfd, const char *path, const char *name, void *value, size_t size) {
+    struct cshim_xattr_args args = { (uint64_t)(uintptr_t)value, (uint32_t)(size > UINT32_MAX ? UINT32_MAX : size), 0 };
+    return (ssize_t)syscall(SYS_getxattrat, dirfd, path, AT_SYMLINK_NOFOLLOW, name, &args, sizeof(args));
+}

@@ -90,11 +90,17 @@ func coordinatedMove(_ source: URL, to destination: URL) async throws {
     }
 }
 
-/// Waits until the presenter queue has run everything queued on it so far, and the main-actor
-/// work those messages queued has run and been announced.
+/// Waits until the presenter queue has run everything queued on it so far, the conflict checks
+/// those messages scheduled have run, and the main-actor work they queued has run and been
+/// announced.
 func drainDocumentQueue(_ document: CloudDocument) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         document.presentedItemOperationQueue.addOperation { continuation.resume() }
+    }
+    // A version message (`presentedItemDidResolveConflict`, say) schedules a conflict check on a
+    // serial queue of its own (`scheduleConflictCheck`): wait for the checks queued so far.
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        CloudDocument.conflictCheckWork.async { continuation.resume() }
     }
     // Presenter messages hop to the main actor (main queue, FIFO): the first pass runs after the
     // work they queued there; the second after the announcements that work queued in turn.

@@ -167,6 +167,15 @@ int cshim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, i
 ssize_t cshim_copy_file_range(int in_fd, int64_t *in_offset, int out_fd, int64_t *out_offset,
                               size_t length, unsigned int flags);
 
+// MARK: getxattrat(2)
+
+/// `getxattrat(2)` (Linux 6.13): reads the extended attribute `name` of the entry `path` of the
+/// folder `dirfd` without following a final symbolic link — `lgetxattr` relative to an open
+/// folder, so a walk pays no path resolution per entry. Returns the value's size (copied into
+/// `value`, `size` bytes at most), or -1 with `errno` set: ENOSYS on a kernel without it (then use
+/// `lgetxattr` on the full path), ERANGE when `size` is too small, ENODATA when there is none.
+ssize_t cshim_getxattrat(int dirfd, const char *path, const char *name, void *value, size_t size);
+
 // MARK: The C library's allocator (for the benchmarks)
 
 /// `malloc_trim(3)`: returns free memory at the top of the heaps to the system. Returns 1 when

@@ -147,7 +147,13 @@ extension CloudDocument {
         assertOnLifecycleQueue()
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen, dirty else { return false }
-        try performSave(to: url, for: .forOverwriting, origin: .autosave)
+        do {
+            try performSave(to: url, for: .forOverwriting, origin: .autosave)
+        } catch DocumentError.documentClosed where !storage.withLock({ $0.isOpen }) {
+            // Closed meanwhile (another program's coordinated delete of the file): nothing to
+            // autosave any more, which is no failure.
+            return false
+        }
         return true
     }
 
@@ -156,7 +162,13 @@ extension CloudDocument {
         let (isOpen, dirty, url) = storage.withLock { ($0.isOpen, $0.changes.hasUnsavedChanges, $0.fileURL) }
         guard isOpen else { return }
         if dirty {
-            try performSave(to: url, for: .forOverwriting, origin: .close)
+            do {
+                try performSave(to: url, for: .forOverwriting, origin: .close)
+            } catch DocumentError.documentClosed where !storage.withLock({ $0.isOpen }) {
+                // Closed meanwhile (another program's coordinated delete of the file, whose
+                // changes went with it): what was asked is done.
+                return
+            }
         }
         onMainActor { closeImmediately() }
         waitForAnnouncements()

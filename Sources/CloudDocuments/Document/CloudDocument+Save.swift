@@ -51,7 +51,8 @@ extension CloudDocument {
     /// threw — after reporting it to ``handleError(_:userInteractionPermitted:)`` (as `origin`
     /// permits), setting ``DocumentState/savingError`` and telling the save observer — with the
     /// file on disk untouched. ``DocumentError/documentClosed`` when the document closed (or
-    /// reopened) since the save was asked for.
+    /// reopened) since an autosave, a close's save or a presenter's save was asked for; an
+    /// explicit save goes on (see `writeUnderLock`).
     nonisolated func performSave(to url: URL, for operation: SaveOperation, origin: SaveOrigin,
                                  prepared: PreparedSave? = nil) throws {
         assertNotOnMainThread()
@@ -90,7 +91,7 @@ extension CloudDocument {
             let record = try coordinator.coordinate(writingItemAt: url) { target in
                 saveLock.lock()
                 defer { saveLock.unlock() }
-                let outcome = try writeUnderLock(to: url, target: target, for: operation, start: start,
+                let outcome = try writeUnderLock(to: url, target: target, for: operation, origin: origin, start: start,
                                                  prepared: preparedSnapshot, coordinator: coordinator, progress: &progress)
                 return self.record(outcome)
             }
@@ -111,23 +112,32 @@ extension CloudDocument {
     /// if still current, else a new one from the main actor), the protection of the file found at
     /// `target`, and the safe write. `progress` is set to the snapshot's progress as soon as it is
     /// known.
+    ///
+    /// An explicit save asked while the document was open finds it closed when another program's
+    /// coordinated delete or replace of the file (or of a folder above it) closed it meanwhile
+    /// (`accommodatePresentedItemDeletion`; a replace that then found its place taken deletes
+    /// nothing). The user still asked for this save: it goes on as the explicit save of a closed
+    /// document that it is now — the same conflict check of the file found, and the document is
+    /// open again once it is written — instead of failing with a "closed" that the caller never
+    /// saw. Autosaves, closes and presenter saves still stop there (nothing asked them to reopen).
     private nonisolated func writeUnderLock(
-        to url: URL, target: URL, for operation: SaveOperation, start: SaveStart, prepared: Snapshot?,
-        coordinator: Coordinator, progress: inout Progress?
+        to url: URL, target: URL, for operation: SaveOperation, origin: SaveOrigin, start: SaveStart,
+        prepared: Snapshot?, coordinator: Coordinator, progress: inout Progress?
     ) throws -> SaveOutcome {
         let snapshot: Snapshot
-        let (nowToken, nowKnown) = storage.withLock { ($0.changes.token, $0.diskIdentity) }
-        if let prepared, prepared.token == nowToken, prepared.knownIdentity == nowKnown {
-            let current = storage.withLock { $0.session == start.session && $0.isOpen == start.wasOpen }
-            guard current else { throw DocumentError.documentClosed }
+        let (nowToken, nowKnown, sameSession) = storage.withLock {
+            ($0.changes.token, $0.diskIdentity, $0.session == start.session && $0.isOpen == start.wasOpen)
+        }
+        if let prepared, sameSession, prepared.token == nowToken, prepared.knownIdentity == nowKnown {
             snapshot = prepared
         } else {
             // No snapshot, or one taken before the document changed again or before another save
             // or reload of it: take it now. (Writing a stale snapshot after another save wrote
             // newer contents — a merge with another program's edit, say — would silently drop
-            // them.)
+            // them.) The session is compared in the same main-actor turn, where closes happen.
             snapshot = try onMainActor { () throws -> Snapshot in
-                try takeSnapshot(to: url, for: operation, start: start)
+                let current = origin == .explicit ? explicitSaveStart(continuing: start) : start
+                return try takeSnapshot(to: url, for: operation, start: current)
             }
             progress = snapshot.progress
         }
@@ -170,6 +180,17 @@ extension CloudDocument {
         if ownFile { stampItemIdentity(onNewFileAt: targetPath) }
         return SaveOutcome(target: target, snapshot: snapshot, protection: protection,
                            identity: DiskIdentity.of(targetPath, followingLinks: true), ownFile: ownFile)
+    }
+
+    /// The start an explicit save continues from, on the main actor: `start` while the document
+    /// is still in that session; else the document's session now (closed, usually: see
+    /// ``writeUnderLock(to:target:for:origin:start:prepared:coordinator:progress:)``), with the
+    /// file the save was asked for.
+    private func explicitSaveStart(continuing start: SaveStart) -> SaveStart {
+        storage.withLock { storage in
+            guard storage.session != start.session || storage.isOpen != start.wasOpen else { return start }
+            return SaveStart(session: storage.session, wasOpen: storage.isOpen, fileURL: start.fileURL)
+        }
     }
 
     /// Step 3, still under the write lock: the document now presents `outcome.target`, with the

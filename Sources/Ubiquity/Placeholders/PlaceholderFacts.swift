@@ -1,6 +1,7 @@
 import CSystemShim
 import Foundation
 import Glibc
+import Synchronization
 import SystemSupport
 
 /// What a metadata query needs of an evicted item — size, dates, package or not — read fast.
@@ -49,6 +50,23 @@ struct PlaceholderFacts: Sendable, Hashable {
     /// else from its JSON; `nil` when it is not a valid placeholder.
     static func read(placeholderAt path: String) -> PlaceholderFacts? {
         PathBytes.withCString(path) { read(placeholderAtCPath: $0) }
+    }
+
+    /// Whether the kernel has `getxattrat(2)` (Linux 6.13); cleared at the first ENOSYS.
+    private static let hasGetxattrat = Atomic<Bool>(true)
+
+    /// The facts of the placeholder named `entry` in the open folder `folder`, from its
+    /// attribute read relative to the folder (`getxattrat`: no path resolution per entry — the
+    /// query's walk reads ten thousand of them). `nil` when that cannot tell (an older kernel,
+    /// no attribute, a malformed one): then use ``read(placeholderAtCPath:)``.
+    static func readAttribute(in folder: Int32, entry: UnsafePointer<CChar>) -> PlaceholderFacts? {
+        guard hasGetxattrat.load(ordering: .relaxed) else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer -> PlaceholderFacts? in
+            let count = cshim_getxattrat(folder, entry, attributeName, buffer.baseAddress, buffer.count)
+            if count < 0, errno == ENOSYS { hasGetxattrat.store(false, ordering: .relaxed) }
+            guard count > 0, count <= buffer.count else { return nil }
+            return PlaceholderFacts(attributeBytes: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// As ``read(placeholderAt:)``, for a C path (the query's walk builds them without Strings).

@@ -54,12 +54,15 @@ extension QueryEngine {
                         let type = entry.pointee.d_type
                         if root.isUbiquitous, type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN),
                            PlaceholderNameFilter.mayBePlaceholder(bytes) {
-                            if placeholderPath.isEmpty { placeholderPath = PathBytes.bytes(of: folder).map { CChar(bitPattern: $0) } + [CChar(UInt8(ascii: "/"))] }
-                            let prefix = placeholderPath.count
-                            for byte in bytes { placeholderPath.append(CChar(bitPattern: byte)) }
-                            placeholderPath.append(0)
-                            let facts = placeholderPath.withUnsafeBufferPointer { PlaceholderFacts.read(placeholderAtCPath: $0.baseAddress!) }
-                            placeholderPath.removeSubrange(prefix...)
+                            var facts = PlaceholderFacts.readAttribute(in: descriptor, entry: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                            if facts == nil {
+                                if placeholderPath.isEmpty { placeholderPath = PathBytes.bytes(of: folder).map { CChar(bitPattern: $0) } + [CChar(UInt8(ascii: "/"))] }
+                                let prefix = placeholderPath.count
+                                for byte in bytes { placeholderPath.append(CChar(bitPattern: byte)) }
+                                placeholderPath.append(0)
+                                facts = placeholderPath.withUnsafeBufferPointer { PlaceholderFacts.read(placeholderAtCPath: $0.baseAddress!) }
+                                placeholderPath.removeSubrange(prefix...)
+                            }
                             let itemBytes = bytes.dropFirst().dropLast(ItemPlaceholder.nameSuffix.utf8.count)
                             if let facts, !itemBytes.contains(UInt8(ascii: "/")) {
                                 placeholders.append((PathBytes.string(fromBytes: itemBytes),
