@@ -46,7 +46,7 @@ enum BigFileMeasure {
         let mbps = { (ns: Double) in format(Double(size) / 1_048_576 / (ns / 1e9), 0) + " MiB/s" }
         row("upload \(options.bigMiB) MiB file", "\(seconds(ours)) (\(mbps(ours)))", "\(seconds(raw)) (\(mbps(raw)), curl -T)",
             format(ours / raw), "≤ 1.1")
-        row("  phases, each alone in-process: snapshot copy (read+write 1 MiB pieces) / WebDAVStore.upload (URLSession PUT) / "
+        row("  phases, each alone in-process: snapshot copy (read+write 1 MiB pieces) / WebDAVStore.upload (PUT: plain-socket client for http, URLSession for https) / "
             + "the tag's PROPFIND after it (Apache hashes the file; after the file is complete, so outside the timed span)",
             "\(seconds(copyTime)) (\(mbps(copyTime))) / \(seconds(storeTime)) (\(mbps(storeTime))) / \(seconds(tagTime))", "", "", "")
         row("agent peak RSS (clouddocsd VmHWM) during it", format(Double(peakKiB) / 1024, 1) + " MiB", "–", "–", "≤ 64 MiB")

@@ -2,7 +2,7 @@ import Foundation
 
 /// The command line: which measures, their sizes, where `clouddocsd` is.
 struct Options: Sendable {
-    static let allMeasures = ["upload", "first-sync", "big", "latency", "idle"]
+    static let allMeasures = ["upload", "first-sync", "big", "latency", "idle", "open-evicted"]
 
     var measures = Set(allMeasures)
     /// Files of measure 1 (4 KiB each).
@@ -12,6 +12,8 @@ struct Options: Sendable {
     var folders = 100
     /// Size of measure 3's file, MiB.
     var bigMiB = 1_024
+    /// Size of the evicted file that measure 6 opens, MiB.
+    var evictedMiB = 100
     /// Edits of measure 4.
     var edits = 20
     /// Length of measure 5's idle window, seconds.
@@ -22,8 +24,8 @@ struct Options: Sendable {
     var keep = false
 
     static let usage = """
-        usage: sync-benchmark [--only upload,first-sync,big,latency,idle] [--upload-files N] [--files N]
-                              [--folders N] [--big-mib N] [--edits N] [--idle-seconds S] [--clouddocsd PATH] [--keep]
+        usage: sync-benchmark [--only upload,first-sync,big,latency,idle,open-evicted] [--upload-files N] [--files N]
+                              [--folders N] [--big-mib N] [--evicted-mib N] [--edits N] [--idle-seconds S] [--clouddocsd PATH] [--keep]
         Starts a private Apache mod_dav (FileETag Digest) on 127.0.0.1 and measures the sync agent
         beside rclone / curl doing the same work against the same server. Build clouddocsd too:
         swift build -c release --product clouddocsd && swift build -c release --product sync-benchmark
@@ -51,6 +53,7 @@ struct Options: Sendable {
             case "--files": guard let n = number(1) else { return bad(argument) }; options.files = Int(n)
             case "--folders": guard let n = number(1) else { return bad(argument) }; options.folders = Int(n)
             case "--big-mib": guard let n = number(1) else { return bad(argument) }; options.bigMiB = Int(n)
+            case "--evicted-mib": guard let n = number(1) else { return bad(argument) }; options.evictedMiB = Int(n)
             case "--edits": guard let n = number(1) else { return bad(argument) }; options.edits = Int(n)
             case "--idle-seconds": guard let n = number(1) else { return bad(argument) }; options.idleSeconds = n
             case "--clouddocsd": guard let path = value(argument) else { return bad(argument) }; options.agent = path

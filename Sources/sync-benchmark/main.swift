@@ -1,7 +1,7 @@
 // sync-benchmark: the sync agent (clouddocsd) beside rclone / curl doing the same work against the
 // same private Apache mod_dav server (FileETag Digest on 127.0.0.1), started and stopped here.
 // Build: swift build -c release --product clouddocsd && swift build -c release --product sync-benchmark
-// Run:   .build/release/sync-benchmark [--only upload,first-sync,big,latency,idle] (see --help)
+// Run:   .build/release/sync-benchmark [--only upload,first-sync,big,latency,idle,open-evicted] (see --help)
 import BenchmarkSupport
 import Foundation
 import Glibc
@@ -15,7 +15,7 @@ switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .success(let parsed): options = parsed
 case .failure(let error): benchmarkFailed(error.description)
 }
-let needsAgent = !options.measures.isDisjoint(with: ["big", "latency", "idle"])
+let needsAgent = !options.measures.isDisjoint(with: ["big", "latency", "idle", "open-evicted"])
 if needsAgent && !FileManager.default.isExecutableFile(atPath: options.agent) {
     benchmarkFailed("no clouddocsd at \(options.agent): build it (swift build -c release --product clouddocsd) or pass --clouddocsd PATH")
 }
@@ -39,6 +39,7 @@ func runMeasures() async throws(BenchmarkError) {
     if options.measures.contains("big") { try await BigFileMeasure.run(options, server: server, work: work) }
     if options.measures.contains("latency") { try LatencyMeasure.run(options, server: server, work: work) }
     if options.measures.contains("idle") { try IdleMeasure.run(options, server: server, work: work) }
+    if options.measures.contains("open-evicted") { try await OpenEvictedMeasure.run(options, server: server, work: work) }
 }
 
 var failure: BenchmarkError?

@@ -6,13 +6,15 @@ import Glibc
 import Synchronization
 import SystemSupport
 
-/// The state of one URLSession task while it runs: where its body goes (memory, bounded, or a local
+/// The state of one request while it runs (a URLSession task, or an exchange of the plain-socket
+/// ``PlainHTTPClient``): where its body goes (memory, bounded, or a local
 /// file, streamed), its progress callbacks, and the one continuation that receives its outcome.
 /// The first outcome wins (a completion, a failure found while reading, or a cancellation); later
 /// ones are ignored, so the continuation is resumed exactly once.
 ///
-/// Called from the session's delegate queue (serial) and, for ``finish(_:)`` on cancellation, from
-/// the cancelling task's thread.
+/// Called from the session's delegate queue (serial) or the plain client's exchange thread, and,
+/// for ``finish(_:)`` on cancellation, from the cancelling task's thread. Its state is behind a
+/// `Mutex`.
 final class WebDAVExchange: Sendable {
     /// Where the answer's body goes.
     enum Sink: Sendable {
@@ -73,7 +75,7 @@ final class WebDAVExchange: Sendable {
     /// Whether the exchange created (or truncated) its local file: a 2xx answer started.
     var createdLocalFile: Bool { state.withLock { $0.createdLocalFile } }
 
-    /// The answer's header arrived. Returns whether to go on receiving the body.
+    /// The answer's header arrived (URLSession's form). Returns whether to go on receiving the body.
     func receive(_ response: URLResponse) -> Bool {
         guard let http = response as? HTTPURLResponse else {
             finish(.failure(.malformedResponse("\(description): not an HTTP answer")))
@@ -84,9 +86,17 @@ final class WebDAVExchange: Sendable {
             if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
         }
         let expected = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+        return receive(status: http.statusCode, headers: headers, expectedLength: expected)
+    }
+
+    /// The answer's header arrived: its status, its header fields (names lowercased) and the body's
+    /// announced length (`nil`: not announced, or chunked). Returns whether to go on receiving the
+    /// body; `false` when the exchange ended (an announced length over a limit, the local file
+    /// cannot be created, or it had already finished).
+    func receive(status: Int, headers: [String: String], expectedLength expected: Int64?) -> Bool {
         let failure: RemoteStoreError? = state.withLock { state in
-            guard state.finished == nil else { return nil }
-            state.status = http.statusCode
+            guard state.finished == nil else { return .cancelled }
+            state.status = status
             state.headers = headers
             state.expected = expected
             switch sink {
@@ -95,7 +105,7 @@ final class WebDAVExchange: Sendable {
                     return .malformedResponse("\(description): the answer (\(expected) bytes) is over the limit of \(limit) bytes")
                 }
             case .file(let url):
-                guard (200..<300).contains(http.statusCode) else { return nil }
+                guard (200..<300).contains(status) else { return nil }
                 if let expected, let maximum = maximumFileBytes, expected > maximum {
                     return .malformedResponse("\(description): the answer (\(expected) bytes) is larger than the \(maximum) bytes expected")
                 }
@@ -113,11 +123,17 @@ final class WebDAVExchange: Sendable {
         return true
     }
 
-    /// A piece of the body arrived.
+    /// A piece of the body arrived (URLSession's form).
     func receive(_ data: Data) -> Bool {
+        data.withUnsafeBytes { receive(bytes: $0) }
+    }
+
+    /// A piece of the body arrived; `bytes` is only read during the call. Returns whether to go on;
+    /// `false` when the exchange ended (over a limit, a local write error, or already finished).
+    func receive(bytes data: UnsafeRawBufferPointer) -> Bool {
         var progress: (Int64, Int64?)?
         let failure: RemoteStoreError? = state.withLock { state in
-            guard state.finished == nil else { return nil }
+            guard state.finished == nil else { return .cancelled }
             if state.descriptor >= 0, case .file(let url) = sink {
                 let total = state.received + Int64(data.count)
                 if let expected = state.expected, total > expected {
@@ -140,7 +156,7 @@ final class WebDAVExchange: Sendable {
                 if case .file = sink { return nil }   // an error page: its start is enough
                 return .malformedResponse("\(description): the answer is over the limit of \(limit) bytes")
             }
-            state.body.append(data)
+            state.body.append(contentsOf: data)
             state.received += Int64(data.count)
             return nil
         }
@@ -193,19 +209,17 @@ final class WebDAVExchange: Sendable {
     }
 
     /// Writes all of `data` to `descriptor`; the errno on failure (`ENOSPC`, `EIO`, …).
-    private static func writeAll(_ data: Data, to descriptor: Int32) -> Errno? {
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Errno? in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return Errno(rawValue: errno)
-                }
-                offset += written
+    private static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Errno? {
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return Errno(rawValue: errno)
             }
-            return nil
+            offset += written
         }
+        return nil
     }
 }

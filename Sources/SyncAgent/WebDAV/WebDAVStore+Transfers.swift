@@ -8,7 +8,7 @@ import SystemSupport
 extension WebDAVStore {
     /// `GET`, streamed into `destination` piece by piece as the bytes arrive (memory does not grow
     /// with the file). `destination` is created or truncated only when the server answers 2xx; on a
-    /// failure after that it is removed. `progress` runs on the store's delegate queue.
+    /// failure after that it is removed. `progress` runs on a background thread of the transport.
     public func download(_ path: RemotePath, to destination: URL,
                          progress: @escaping @Sendable (Int64, Int64?) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
         try await download(path, to: destination, listedSize: nil, progress: progress)
@@ -37,10 +37,10 @@ extension WebDAVStore {
         return response.tag
     }
 
-    /// `PUT` of the local file `source`, read in pieces by URLSession, under `condition`.
+    /// `PUT` of the local file `source`, read in pieces (never whole in memory), under `condition`.
     /// Throws ``RemoteStoreError/localFile(_:errno:)`` when `source` is not a readable regular file,
     /// ``RemoteStoreError/preconditionFailed(_:)`` on 412, ``RemoteStoreError/notFound(_:)`` when
-    /// the parent folder is missing (409). `progress` runs on the store's delegate queue.
+    /// the parent folder is missing (409). `progress` runs on a background thread of the transport.
     public func upload(_ source: URL, to path: RemotePath, condition: RemoteWriteCondition,
                        progress: @escaping @Sendable (Int64, Int64) -> Void) async throws(RemoteStoreError) -> RemoteTag? {
         guard !path.isRoot else { throw .refused("the root of the store is a folder, not a file") }
@@ -56,7 +56,7 @@ extension WebDAVStore {
     }
 
     /// Throws ``RemoteStoreError/localFile(_:errno:)`` unless `url` opens for reading and is a
-    /// regular file (URLSession would otherwise fail in ways that say less).
+    /// regular file (the transport would otherwise fail in ways that say less).
     static func checkReadableRegularFile(_ url: URL) throws(RemoteStoreError) {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .localFile(url, errno: Errno(rawValue: errno)) }

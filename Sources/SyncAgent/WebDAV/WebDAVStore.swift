@@ -5,7 +5,8 @@ import FoundationNetworking
 import Synchronization
 
 /// The ``RemoteStore`` of a WebDAV collection (Nextcloud/ownCloud, Apache mod_dav, WsgiDAV,
-/// `rclone serve webdav`, hosting providers), over FoundationNetworking's `URLSession`.
+/// `rclone serve webdav`, hosting providers): over `https` through FoundationNetworking's
+/// `URLSession`, over plain `http` through the store's own HTTP/1.1 client (``WebDAVTransport``).
 ///
 /// - Listings are `PROPFIND` (`Depth: 0` / `Depth: 1`), read with a bounded body
 ///   (``WebDAVConfiguration/maximumResponseBytes``) and a namespace-aware XML parser; every `href`
@@ -21,7 +22,8 @@ import Synchronization
 ///   ``RemoteStoreError/cancelled`` when the calling task is cancelled.
 ///
 /// Thread safety: `Sendable`; calls may run concurrently from any task. Progress callbacks run on
-/// the store's URLSession delegate queue (a serial background queue), never on the caller's actor.
+/// a background thread of the transport (the URLSession delegate queue for `https`, the plain
+/// client's exchange thread for `http`), never on the caller's actor.
 public final class WebDAVStore: RemoteStore {
     /// The base URL (without credentials), as ``RemoteStore/displayName``. Never holds the password.
     public let displayName: String

@@ -4,124 +4,63 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// The HTTP side of a ``WebDAVStore``: one ephemeral `URLSession` (no cookies, no cache, no
-/// credential store; TLS verified as URLSession does by default; redirects not followed, so an
-/// `Authorization` header never goes to another URL) whose delegate routes each task's events to
-/// its ``WebDAVExchange``.
+/// The HTTP side of a ``WebDAVStore``, chosen by the URL's scheme in ``send(_:body:exchange:)``:
+/// `http` goes through the plain-socket ``PlainHTTPClient`` (keep-alive connections, files sent in
+/// large pieces), `https` through FoundationNetworking's `URLSession` (``URLSessionTransport``,
+/// made on first use), which verifies TLS.
 ///
-/// Two limits bound every request: the session's idle timeout (`requestTimeout`: no byte moved for
-/// that long) and an overall deadline per exchange (`exchangeDeadline` for listings and other
-/// small requests, `transferDeadline` for a file streamed in or out), after which the exchange
-/// fails with ``RemoteStoreError/timedOut`` and its task is cancelled, so a server trickling a
-/// byte now and then cannot hold a request forever.
+/// Both apply the same two limits to every request: the idle timeout (`requestTimeout`: no byte
+/// moved for that long) and an overall deadline per exchange (`exchangeDeadline` for listings and
+/// other small requests, `transferDeadline` for a file streamed in or out), after which the
+/// exchange fails with ``RemoteStoreError/timedOut``, so a server trickling a byte now and then
+/// cannot hold a request forever. Neither follows redirects or answers authentication challenges:
+/// the store sets `Authorization` itself.
 final class WebDAVTransport: Sendable {
-    private let session: URLSession
-    private let router: WebDAVTaskRouter
+    private let requestTimeout: TimeInterval
     private let exchangeDeadline: TimeInterval
     private let transferDeadline: TimeInterval
+    private let plain = PlainHTTPClient()
+    private let secure = Mutex<URLSessionTransport?>(nil)
 
     init(requestTimeout: TimeInterval,
          exchangeDeadline: TimeInterval = WebDAVConfiguration.defaultExchangeDeadline,
          transferDeadline: TimeInterval = WebDAVConfiguration.defaultTransferDeadline) {
+        self.requestTimeout = requestTimeout
         self.exchangeDeadline = max(exchangeDeadline, 0.001)
         self.transferDeadline = max(transferDeadline, 0.001)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        configuration.urlCredentialStorage = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = requestTimeout
-        // A backstop only: each exchange has its own deadline (below).
-        configuration.timeoutIntervalForResource = max(self.exchangeDeadline, self.transferDeadline)
-        router = WebDAVTaskRouter()
-        let queue = OperationQueue()
-        queue.name = "clouddocsd.webdav"
-        queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
-
-    deinit { session.invalidateAndCancel() }
 
     /// What a request sends.
     enum Body: Sendable {
         case none
         case data(Data)
-        /// Streamed from the local file (read in pieces by URLSession).
+        /// Streamed from the local file (read in pieces, never whole in memory).
         case file(URL)
     }
 
     /// Sends `request` and returns the answer (any status). Throws ``RemoteStoreError/timedOut``,
-    /// ``RemoteStoreError/transport(_:)``, ``RemoteStoreError/cancelled`` (when the calling task
-    /// is cancelled), or what the exchange's sink found (an answer over the limit, a local write
-    /// error). Fails with ``RemoteStoreError/timedOut`` once the exchange's overall deadline passes
+    /// ``RemoteStoreError/transport(_:)``, ``RemoteStoreError/malformedResponse(_:)`` (an answer
+    /// that is not HTTP), ``RemoteStoreError/cancelled`` (when the calling task is cancelled), or
+    /// what the exchange's sink found (an answer over the limit, a local write error). Fails with
+    /// ``RemoteStoreError/timedOut`` once the exchange's overall deadline passes
     /// (``transferDeadline`` when a file is streamed in or out, else ``exchangeDeadline``).
     func send(_ request: URLRequest, body: Body, exchange: WebDAVExchange) async throws(RemoteStoreError) -> WebDAVResponse {
-        let task: URLSessionTask
-        switch body {
-        case .none: task = session.dataTask(with: request)
-        case .data(let data): task = session.uploadTask(with: request, from: data)
-        case .file(let url): task = session.uploadTask(with: request, fromFile: url)
-        }
         var isTransfer = false
         if case .file = body { isTransfer = true }
         if case .file = exchange.sink { isTransfer = true }
         let deadline = isTransfer ? transferDeadline : exchangeDeadline
-        router.register(exchange, for: task.taskIdentifier)
-        defer { router.unregister(task.taskIdentifier) }
-        // The overall deadline: ends the exchange (the first outcome wins) and cancels the task.
-        let watchdog = Task {
-            guard (try? await Task.sleep(for: .seconds(deadline))) != nil else { return }
-            exchange.finish(.failure(.timedOut))
-            task.cancel()
+        if request.url?.scheme?.lowercased() == "http" {
+            return try await plain.send(request, body: body, exchange: exchange, deadline: deadline)
         }
-        defer { watchdog.cancel() }
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<WebDAVResponse, RemoteStoreError>, Never>) in
-                exchange.attach(continuation)
-                if Task.isCancelled { exchange.finish(.failure(.cancelled)) } else { task.resume() }
-            }
-        } onCancel: {
-            exchange.finish(.failure(.cancelled))
-            task.cancel()
+        return try await secureTransport().send(request, body: body, exchange: exchange, deadline: deadline)
+    }
+
+    private func secureTransport() -> URLSessionTransport {
+        secure.withLock { transport in
+            if let transport { return transport }
+            let made = URLSessionTransport(requestTimeout: requestTimeout, resourceTimeout: max(exchangeDeadline, transferDeadline))
+            transport = made
+            return made
         }
-        if case .failure = outcome { task.cancel() }
-        return try outcome.get()
-    }
-}
-
-/// The session delegate: routes each task's events to its exchange by task identifier. Its table
-/// is behind a `Mutex`; events arrive on the session's serial delegate queue.
-final class WebDAVTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: WebDAVExchange]>([:])
-
-    func register(_ exchange: WebDAVExchange, for identifier: Int) { exchanges.withLock { $0[identifier] = exchange } }
-    func unregister(_ identifier: Int) { _ = exchanges.withLock { $0.removeValue(forKey: identifier) } }
-    private func exchange(_ task: URLSessionTask) -> WebDAVExchange? { exchanges.withLock { $0[task.taskIdentifier] } }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let goOn = exchange(dataTask)?.receive(response) ?? false
-        completionHandler(goOn ? .allow : .cancel)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if exchange(dataTask)?.receive(data) != true { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
-                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        exchange(task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        exchange(task)?.complete(error: error)
-    }
-
-    /// Redirects are not followed: the 3xx answer is returned as it is (and is an unexpected
-    /// status for every operation), so credentials never follow a redirect elsewhere.
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        completionHandler(nil)
     }
 }

@@ -1,0 +1,78 @@
+import BenchmarkSupport
+import Foundation
+import Glibc
+import SyncAgent
+
+/// Issue 19's first row: opening an evicted document. A real `clouddocsd` child syncs a container
+/// holding one 100 MiB file (`--evicted-mib`), which is uploaded and then evicted through the agent
+/// (`SyncAgentProvider.evictItem`). Ours, timed: one coordinated read of the file in this process
+/// (files on demand enabled, as in an app), reading every byte in 1 MiB pieces as a document's
+/// open does — it waits for the agent to download the file, then reads it. Raw: `curl` GET of the
+/// same file from the same server into a file. The bytes read are checked against the original.
+enum OpenEvictedMeasure {
+    static func run(_ options: Options, server: ApacheServer, work: URL) async throws(BenchmarkError) {
+        let size = options.evictedMiB << 20
+        let device = try AgentDevice(root: work.appending(path: "evicted-device"), identifier: "evicted", server: server, pollInterval: 1)
+        let documents = device.container.appending(path: "Documents", directoryHint: .isDirectory)
+        try makeFolder(documents)
+        let file = documents.appending(path: "big.bin")
+        try BigFileMeasure.writeBigFile(file, size: size)
+        let original = work.appending(path: "evicted-original.bin")
+        do { try FileManager.default.copyItem(at: file, to: original) } catch { throw BenchmarkError("cannot copy \(file.path): \(error)") }
+        defer { try? FileManager.default.removeItem(at: original) }
+        let onServer = server.data.appending(path: "evicted/Documents/big.bin")
+
+        let started = Date()
+        let agent = try device.start(executable: options.agent)
+        defer { device.stop() }
+        try waitUntil("the agent uploading \(options.evictedMiB) MiB", timeout: 600, interval: 0.01, details: { agent.logTail() }) {
+            () throws(BenchmarkError) -> Bool in
+            try device.checkRunning()
+            return sizeOf(onServer) == size && device.isIdle(after: started)
+        }
+        let container = UbiquityContainer(identifier: device.identifier, url: device.container)
+        do {
+            try SyncAgentProvider().evictItem(at: file, in: container)
+        } catch {
+            throw BenchmarkError("the agent did not evict big.bin: \(error.localizedDescription)")
+        }
+        guard sizeOf(file) == -1, (try? ItemPlaceholder.read(forItemAt: file)) ?? nil != nil else {
+            throw BenchmarkError("big.bin is not evicted")
+        }
+
+        FilesOnDemand.enable(root: device.root)
+        let start = Measure.now()
+        let read: Int
+        do {
+            read = try Coordinator().coordinate(readingItemAt: file) { url in try readAll(url) }
+        } catch {
+            throw BenchmarkError("the coordinated read of the evicted file failed: \(error)")
+        }
+        let ours = Double(Measure.now() - start)
+        guard read == size, sameBytes(file, original) else { throw BenchmarkError("ours: the downloaded big.bin differs from the original") }
+
+        let copy = work.appending(path: "evicted-curl.bin")
+        let raw = try runTool("/usr/bin/curl", ["-sS", "-f", "-o", copy.path, server.baseURL.appending(path: "evicted/Documents/big.bin").absoluteString]).nanoseconds
+        defer { try? FileManager.default.removeItem(at: copy) }
+        guard sameBytes(copy, original) else { throw BenchmarkError("curl: the downloaded file differs from the original") }
+
+        let mbps = { (ns: Double) in format(Double(size) / 1_048_576 / (ns / 1e9), 0) + " MiB/s" }
+        row("open (coordinated read of every byte) of an evicted \(options.evictedMiB) MiB file", "\(seconds(ours)) (\(mbps(ours)))",
+            "\(seconds(raw)) (\(mbps(raw)), curl GET)", format(ours / raw), "≤ 1.1")
+    }
+
+    /// Reads the whole file in 1 MiB pieces; returns the byte count.
+    static func readAll(_ url: URL) throws -> Int {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BenchmarkError("cannot open \(url.path): errno \(errno)") }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 { throw BenchmarkError("cannot read \(url.path): errno \(errno)") }
+            if count == 0 { return total }
+            total += count
+        }
+    }
+}
