@@ -45,23 +45,9 @@ final class RawHTTPServer: Sendable {
     /// Starts serving; `script` is called on the server's thread with each request (and the index
     /// of the request, from 0) and says what to do.
     init(_ script: @escaping @Sendable (_ request: Request, _ index: Int) -> Action) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw FixtureFailure(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0 && listen(fd, 16) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw FixtureFailure(description: "bind/listen 127.0.0.1:0: errno \(errno)")
-        }
+        let (fd, port) = try LoopbackListener.open()
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         let finished = self.finished, state = self.state
         Thread.detachNewThread {
             defer { finished.signal() }
