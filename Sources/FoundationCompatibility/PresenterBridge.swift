@@ -117,7 +117,7 @@ extension PresenterBridge {
         /// The table's size after the last sweep: the next sweep runs when it has doubled.
         var sizeAfterSweep = 0
     }
-    private static let table = Mutex(Table())
+    private static let table = Locked(Table())
 
     /// The bridge for `presenter`, made on first use.
     static func bridge(for presenter: any NSFilePresenter) -> PresenterBridge {

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import Synchronization
@@ -20,7 +21,7 @@ final class StandardErrorCollector: Sendable {
         var otherLines: [String] = []
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts reading `descriptor` (closed at its end) into `file`.

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import SystemSupport
 import Glibc
@@ -20,7 +21,7 @@ import Synchronization
 ///     X                     the worker stopped cleanly
 final class WorkerLog: Sendable {
     private let descriptor: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Error messages written in full, per kind of error; later errors of that kind are only
     /// counted. Per kind, so thousands of counted move races never hide the one real error.
     static let messageLimit = 200

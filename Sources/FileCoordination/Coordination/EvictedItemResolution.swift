@@ -33,7 +33,7 @@ public enum EvictedItemResolution {
     /// Whether any resolver is registered (read on every coordination).
     private static let isActive = Atomic<Bool>(false)
     /// The registered resolvers (few; registration is rare).
-    private static let resolvers = Mutex<[any EvictedItemResolver]>([])
+    private static let resolvers = Locked<[any EvictedItemResolver]>([])
 
     /// Registers `resolver` for this process. Resolvers registered earlier are asked first; a
     /// resolver is asked only about paths it ``EvictedItemResolver/covers(_:)``. Any thread.

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import Synchronization
@@ -12,7 +13,7 @@ import Synchronization
 /// never a bare `fork` that would copy it into a child).
 package enum RandomIdentifier {
     /// The unused random words, behind a mutex (any thread may insert records).
-    private static let pool = Mutex(RandomPool())
+    private static let pool = Locked(RandomPool())
 
     package static func make() -> UUID {
         let (high, low) = pool.withLock { $0.nextPair() }
@@ -35,7 +36,7 @@ package enum RandomIdentifier {
 }
 
 /// 512 random words, handed out in pairs and refilled with one read of `/dev/urandom` when used up.
-struct RandomPool: ~Copyable {
+struct RandomPool {
     private var words = [UInt64](repeating: 0, count: 512)
     private var next = 512
 

@@ -45,15 +45,15 @@ public final class Agent: Sendable {
     let publisher: StatusPublisher
     /// The engines by container identifier, once made, and the download requests that came for
     /// a container before its engine was made (handed to it when it is; see ``takeRequests()``).
-    private let engines = Mutex<EngineTable>(EngineTable())
+    private let engines = Locked<EngineTable>(EngineTable())
     /// The identifiers of the requests handled, newest last (at most 32), for every status.
-    private let handled = Mutex<[String]>([])
+    private let handled = Locked<[String]>([])
     /// Why requests among ``handled`` were refused, by identifier.
-    private let refused = Mutex<[String: String]>([:])
+    private let refused = Locked<[String: String]>([:])
     /// The last status of each container, republished when a request was handled.
-    private let statuses = Mutex<[String: ContainerSyncStatus]>([:])
+    private let statuses = Locked<[String: ContainerSyncStatus]>([:])
     /// The `server` text of each connected container (with its safe mode), put in every status.
-    private let serverTexts = Mutex<[String: String]>([:])
+    private let serverTexts = Locked<[String: String]>([:])
 
     /// The agent for `configuration` (its root, containers and agent settings), with the password
     /// taken from `environment` or the password file.

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import Synchronization
@@ -13,7 +14,7 @@ import Synchronization
 final class StatusPublisher: Sendable {
     private let folder: AgentFolder
     /// The last bytes written per container (unchanged status → no write).
-    private let lastWritten = Mutex<[String: Data]>([:])
+    private let lastWritten = Locked<[String: Data]>([:])
 
     init(folder: AgentFolder) {
         self.folder = folder

@@ -1,3 +1,4 @@
+import FileCoordination
 import Synchronization
 
 /// What the ``LocalChangeWatcher`` saw since the engine last scanned: the container folders
@@ -6,7 +7,7 @@ import Synchronization
 /// overflowed (`IN_Q_OVERFLOW`), and for good once a watch could not be added (a folder without a
 /// watch changes unseen). Paths are container-relative (`""` is the container itself).
 ///
-/// Sendable: the state is behind a `Mutex`; marks come from the watcher's thread (and the
+/// Sendable: the state is behind a `Locked` (a pthread mutex ThreadSanitizer sees); marks come from the watcher's thread (and the
 /// engine, after its own local steps), ``take()`` from the engine's pass.
 final class LocalChangeLog: Sendable {
     /// What one pass must look at.
@@ -27,7 +28,7 @@ final class LocalChangeLog: Sendable {
         var subtrees: Set<String> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The watches of the whole container are in place: the next scan is full, later ones follow
     /// the marks.

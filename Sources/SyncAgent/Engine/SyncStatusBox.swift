@@ -1,16 +1,17 @@
+import FileCoordination
 import Foundation
 import Synchronization
 
 /// The engine's current ``ContainerSyncStatus``, shared with transfers' progress callbacks (which
 /// run on the store's threads). Every change is handed to the engine's status callback — progress
 /// at most once per whole percent (or per 1 MiB when the total is unknown).
-/// Sendable: the status lives in a `Mutex`; the callback is called outside it.
+/// Sendable: the status lives in a `Locked` (a pthread mutex ThreadSanitizer sees); the callback is called outside it.
 final class SyncStatusBox: Sendable {
-    private let status: Mutex<ContainerSyncStatus>
+    private let status: Locked<ContainerSyncStatus>
     private let publish: @Sendable (ContainerSyncStatus) -> Void
 
     init(_ initial: ContainerSyncStatus, publish: @escaping @Sendable (ContainerSyncStatus) -> Void) {
-        status = Mutex(initial)
+        status = Locked(initial)
         self.publish = publish
     }
 

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -71,9 +72,9 @@ final class URLSessionTransport: Sendable {
 }
 
 /// The session delegate: routes each task's events to its exchange by task identifier. Its table
-/// is behind a `Mutex`; events arrive on the session's serial delegate queue.
+/// is behind a `Locked` (a pthread mutex ThreadSanitizer sees); events arrive on the session's serial delegate queue.
 final class WebDAVTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: WebDAVExchange]>([:])
+    private let exchanges = Locked<[Int: WebDAVExchange]>([:])
 
     func register(_ exchange: WebDAVExchange, for identifier: Int) { exchanges.withLock { $0[identifier] = exchange } }
     func unregister(_ identifier: Int) { _ = exchanges.withLock { $0.removeValue(forKey: identifier) } }

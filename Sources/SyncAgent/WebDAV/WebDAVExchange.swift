@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -14,7 +15,7 @@ import SystemSupport
 ///
 /// Called from the session's delegate queue (serial) or the plain client's exchange thread, and,
 /// for ``finish(_:)`` on cancellation, from the cancelling task's thread. Its state is behind a
-/// `Mutex`.
+/// `Locked` (a pthread mutex ThreadSanitizer sees).
 final class WebDAVExchange: Sendable {
     /// Where the answer's body goes.
     enum Sink: Sendable {
@@ -50,7 +51,7 @@ final class WebDAVExchange: Sendable {
     let maximumFileBytes: Int64?
     /// The largest error body kept while streaming to a file.
     private static let errorBodyLimit = 64 * 1024
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(sink: Sink, description: String, receiveProgress: (@Sendable (Int64, Int64?) -> Void)? = nil,
          sendProgress: (@Sendable (Int64, Int64) -> Void)? = nil, maximumFileBytes: Int64? = nil) {

@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -34,7 +35,7 @@ public final class WebDAVStore: RemoteStore {
     /// The `Authorization` header value, when a user is configured. Never logged or described.
     private let authorization: String?
     /// What ``probe()`` found; `nil` before.
-    private let probed = Mutex<RemoteCapabilities?>(nil)
+    private let probed = Locked<RemoteCapabilities?>(nil)
 
     /// A store for `configuration`. Throws ``RemoteStoreError/refused(_:)`` when the URL is not
     /// http(s) with a host, or is plain `http` to a host that is not loopback without

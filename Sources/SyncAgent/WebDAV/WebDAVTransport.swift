@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -20,7 +21,7 @@ final class WebDAVTransport: Sendable {
     private let exchangeDeadline: TimeInterval
     private let transferDeadline: TimeInterval
     private let plain = PlainHTTPClient()
-    private let secure = Mutex<URLSessionTransport?>(nil)
+    private let secure = Locked<URLSessionTransport?>(nil)
 
     init(requestTimeout: TimeInterval,
          exchangeDeadline: TimeInterval = WebDAVConfiguration.defaultExchangeDeadline,

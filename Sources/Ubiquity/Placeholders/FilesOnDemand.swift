@@ -23,7 +23,7 @@ public enum FilesOnDemand {
         var disabled = false
         var roots: Set<String> = []
     }
-    private static let state = Mutex(State())
+    private static let state = Locked(State())
 
     /// Enables download on access for the containers of `account` when its provider is the sync
     /// agent (otherwise does nothing: no other provider evicts). Idempotent and cheap after the

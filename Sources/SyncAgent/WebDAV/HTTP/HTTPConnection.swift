@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import Synchronization
@@ -11,11 +12,11 @@ import SystemSupport
 /// owner waits; it and ``close()`` take `descriptorState`'s lock, so a descriptor number that was
 /// closed (and may already belong to another file) is never shut down.
 final class HTTPConnection: @unchecked Sendable {
-    // @unchecked: `descriptorState` is a Mutex; `buffer`, `start`, `end`, `idleSince` and
+    // @unchecked: `descriptorState` is a `Locked`; `buffer`, `start`, `end`, `idleSince` and
     // `exchanges` are touched only by the one thread that holds the connection (pool ownership).
 
     /// The socket, or -1 once closed.
-    private let descriptorState: Mutex<Int32>
+    private let descriptorState: Locked<Int32>
     /// The socket number for system calls by the owning thread (valid until ``close()``).
     let descriptor: Int32
     /// `host:port`, the pool's key.
@@ -35,7 +36,7 @@ final class HTTPConnection: @unchecked Sendable {
 
     private init(descriptor: Int32, key: String) {
         self.descriptor = descriptor
-        descriptorState = Mutex(descriptor)
+        descriptorState = Locked(descriptor)
         self.key = key
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 16)
     }

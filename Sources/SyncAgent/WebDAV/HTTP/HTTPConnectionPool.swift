@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Synchronization
 
@@ -7,13 +8,13 @@ import Synchronization
 /// Apache's `KeepAliveTimeout` is 5 s). A connection is checked when taken: one the server closed
 /// meanwhile, or with unread bytes, is closed instead.
 ///
-/// Its table is behind a `Mutex`; any thread. A connection is either in the pool or held by one
+/// Its table is behind a `Locked` (a pthread mutex ThreadSanitizer sees); any thread. A connection is either in the pool or held by one
 /// exchange, never both.
 final class HTTPConnectionPool: Sendable {
     static let maximumIdle = 4
     static let maximumIdleTime: TimeInterval = 30
 
-    private let idle = Mutex<[String: [HTTPConnection]]>([:])
+    private let idle = Locked<[String: [HTTPConnection]]>([:])
 
     deinit {
         idle.withLock { table in
