@@ -142,17 +142,7 @@ final class RawHTTPServer: Sendable {
     }
 
     private static func sendAll(_ connection: Int32, _ data: Data) -> Bool {
-        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
-            guard let base = bytes.baseAddress else { return true }
-            var offset = 0
-            while offset < bytes.count {
-                let count = send(connection, base + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
-        }
+        LoopbackListener.sendAll(connection, data)
     }
 
     // MARK: Answers
