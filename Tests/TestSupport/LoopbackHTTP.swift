@@ -84,21 +84,10 @@ public enum LoopbackHTTP {
         defer { sockets.forEach { close($0) } }
         var ports: [UInt16] = []
         for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+            // Each kept bound until all are chosen, so the kernel picks different ports.
+            let (fd, port) = try LoopbackListener.boundSocket()
             sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw Failure(description: "bind 127.0.0.1:0: errno \(errno)") }
-            ports.append(UInt16(bigEndian: address.sin_port))
+            ports.append(port)
         }
         return ports
     }
