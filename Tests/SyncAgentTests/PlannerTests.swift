@@ -130,6 +130,31 @@ struct PlannerTests {
         #expect(SyncPlanner().plan(many).heldDeletions.count == 101)
     }
 
+    @Test("a deletion run seen a few items per pass: the deletions earlier passes carried out count, and the rest is held")
+    func deletionBurstIsHeld() {
+        // Four of ten already deleted here by earlier passes (six left); three more now: 7 of 10.
+        var input = Self.synced(6)
+        for index in 0..<3 { input.remote["f\(index)"] = nil }
+        #expect(SyncPlanner().plan(input).heldDeletions.isEmpty, "alone, 3 of 6 is ordinary work")
+        input.earlierServerDeletions = 4
+        #expect(SyncPlanner().plan(input).heldDeletions == ["f0", "f1", "f2"])
+        // Deletions made here count only toward deletions made here.
+        input.earlierServerDeletions = 0
+        input.earlierLocalDeletions = 4
+        #expect(SyncPlanner().plan(input).heldDeletions.isEmpty)
+    }
+
+    @Test("the burst window forgets deletions older than it")
+    func deletionBurstWindow() {
+        var burst = DeletionBurst()
+        let start = ContinuousClock.now
+        for _ in 0..<3 { burst.record(fromServer: true, at: start) }
+        burst.record(fromServer: false, at: start + .seconds(100))
+        #expect(burst.counts(window: 120, now: start + .seconds(110)) == (3, 1))
+        #expect(burst.counts(window: 120, now: start + .seconds(130)) == (0, 1))
+        #expect(burst.counts(window: 120, now: start + .seconds(300)) == (0, 0))
+    }
+
     @Test("a missing or emptied local root is refused, never read as deletions")
     func missingRoot() {
         var input = Self.synced(3)

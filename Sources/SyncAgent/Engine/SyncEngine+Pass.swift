@@ -67,6 +67,7 @@ extension SyncEngine {
                                   remoteRootFileID: listing.root?.fileID, knownRootFileID: journal.server.rootFileID,
                                   approvedDeletions: approvedDeletions, approvedEmptyRoot: approvedEmptyRoot)
         input.localUncertain = scan.uncertain
+        (input.earlierServerDeletions, input.earlierLocalDeletions) = deletionBurst.counts(window: configuration.guards.deletionBurstWindow)
         let evicted = EvictedItems.paths(known: baseEntries, missingFrom: localItems, in: configuration.containerURL)
         let wanted = wantedDownloads(evicted)
         input.evicted = evicted.filter { !wanted.contains($0) }
@@ -119,7 +120,7 @@ extension SyncEngine {
                 }
                 try await execute(step, input: input, listing: listing, newConflicts: &newConflicts)
                 report.completed.append(step)
-                if case .deleteLocal(let path) = step { approvedDeletions.remove(path) }
+                recordInBurst(step)
             } catch {
                 report.failed.append((step, error))
                 if error.isTransient {
@@ -169,6 +170,17 @@ extension SyncEngine {
     }
 
     /// Records local items that are not synced (links, names that are not UTF-8), once each.
+    /// Notes a deletion step carried out: an approved one leaves the approved set, an unapproved
+    /// one counts in the burst window of the mass-deletion guard.
+    private func recordInBurst(_ step: SyncStep) {
+        switch step {
+        case .deleteLocal(let path), .deleteRemote(let path):
+            let fromServer = if case .deleteLocal = step { true } else { false }
+            if approvedDeletions.remove(path) == nil { deletionBurst.record(fromServer: fromServer) }
+        default: break
+        }
+    }
+
     func reportSkipped(_ skipped: [(path: String, reason: String)]) {
         for (path, reason) in skipped where !reportedSkips.contains(path) {
             if reportedSkips.count >= 10_000 { break }

@@ -33,6 +33,8 @@ public actor SyncEngine {
     var approvedEmptyRoot = false
     /// The paths last held, approved by ``approveHeldDeletions(setIDs:)``.
     var lastHeld: [String] = []
+    /// Unapproved deletions carried out by recent passes (the mass-deletion guard's burst window).
+    var deletionBurst = DeletionBurst()
     var lastRefusalWasEmptyRoot = false
     var consecutiveFailures = 0
     /// The version store's recorded item paths, read once per pass (``syncOnce()`` clears it).

@@ -20,6 +20,11 @@ public struct SyncGuards: Sendable, Hashable {
     public var recentAdditionWindow: Double = 86_400
     /// See ``recentAdditionWindow`` (default 2).
     public var recentAdditionMinimum: Int = 2
+    /// Deletions carried out without approval in the passes of the last this many seconds
+    /// (default 120) count toward a pass's mass-deletion guard: another device's deletion run
+    /// reaches the server one item at a time, and a poll that sees only its first items must not
+    /// let the rest through a pass at a time.
+    public var deletionBurstWindow: Double = 120
     /// A file whose tag was read after an upload (unverified: see `JournalEntry.tagUnverified`)
     /// is compared byte for byte by the next pass up to this size (default 16 MiB).
     public var unverifiedTagCheckLimit: Int64 = 16 << 20

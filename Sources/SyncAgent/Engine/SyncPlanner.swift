@@ -25,6 +25,12 @@ public struct SyncPlanInput: Sendable {
     /// here, files on demand): nothing is planned for them — not a deletion, not a download —
     /// and they count as present for the emptied-root guard.
     public var evicted: [String] = []
+    /// Deletions carried out without approval by earlier passes within
+    /// ``SyncGuards/deletionBurstWindow``: from the server (applied here) and made here (applied
+    /// on the server). They count toward this pass's mass-deletion guard, so a deletion run
+    /// that reaches the server one item at a time is held once, together, it is a mass deletion.
+    public var earlierServerDeletions = 0
+    public var earlierLocalDeletions = 0
     /// The time of the pass (seconds since 1970) for ``SyncGuards/recentAdditionWindow``, by
     /// default rounded down to the hour: the window is that coarse anyway, and idle passes then
     /// give equal inputs (so the engine can reuse the last plan).
@@ -111,13 +117,15 @@ public struct SyncPlanner: Sendable {
         var plan = SyncPlan(serverReplaced: replaced)
         // Mass deletions wait for approval, both ways: those the server asks for here, and those
         // found here (a folder emptied by mistake, a disk half unmounted) before they reach it.
-        plan.heldDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
+        plan.heldDeletions = holdMassDeletions(in: &steps, of: knownItems, earlier: input.earlierServerDeletions,
+                                               approved: input.approvedDeletions) {
             if case .deleteLocal = $0 { true } else { false }
         }
         // A server put back to a copy older than the last additions shows nothing but those
         // additions gone: held like a mass deletion when they are most of what was added lately.
         plan.heldDeletions += holdRecentAdditionLoss(in: &steps, input)
-        plan.heldLocalDeletions = holdMassDeletions(in: &steps, of: knownItems, approved: input.approvedDeletions) {
+        plan.heldLocalDeletions = holdMassDeletions(in: &steps, of: knownItems, earlier: input.earlierLocalDeletions,
+                                                    approved: input.approvedDeletions) {
             if case .deleteRemote = $0 { true } else { false }
         }
         plan.steps = Self.ordered(steps)
@@ -141,12 +149,14 @@ public struct SyncPlanner: Sendable {
         return deletions.sorted()
     }
 
-    /// Removes the deletions `isDeletion` picks from `steps` when they are a mass deletion not
+    /// Removes the deletions `isDeletion` picks from `steps` when they — with the `earlier`
+    /// unapproved ones of the same direction in the burst window — are a mass deletion not
     /// approved as a whole, and returns their paths (sorted; empty when nothing is held).
-    private func holdMassDeletions(in steps: inout [SyncStep], of knownItems: Int, approved: Set<String>,
+    private func holdMassDeletions(in steps: inout [SyncStep], of knownItems: Int, earlier: Int, approved: Set<String>,
                                    _ isDeletion: (SyncStep) -> Bool) -> [String] {
         let deletions = steps.filter(isDeletion).map(\.path)
-        guard isMassDeletion(count: deletions.count, of: knownItems), !Set(deletions).isSubset(of: approved) else { return [] }
+        guard !deletions.isEmpty, isMassDeletion(count: deletions.count + earlier, of: knownItems + earlier),
+              !Set(deletions).isSubset(of: approved) else { return [] }
         let held = Set(deletions)
         steps.removeAll { isDeletion($0) && held.contains($0.path) }
         return deletions.sorted()
