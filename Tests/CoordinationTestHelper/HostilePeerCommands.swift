@@ -21,7 +21,8 @@
 //        for the presenter <presenter number> at <presented path>, then a lookup whose answer is read).
 //   The victim also takes: "number" → "NUMBER <its presenter's number>", "block"/"unblock" (suspend or
 //   resume its presenter queue, "BLOCKED"/"UNBLOCKED" once drained), "waiting" → "WAITING <messages
-//   from other processes on presenter queues>", "queued" → "QUEUED <operations on its presenter queue>".
+//   from other processes on presenter queues>", "queued" → "QUEUED <operations on its presenter queue>",
+//   "write" → a coordinated write of its file from this process, then "WROTE" (or "ERROR …").
 import CSystemShim
 import FileCoordination
 import Foundation
@@ -59,6 +60,15 @@ private func runHostileVictim(_ arguments: [String]) {
             say("UNBLOCKED")
         case "waiting": say("WAITING \(RemoteHostileTesting.remoteDeliveriesWaiting)")
         case "queued": say("QUEUED \(presenter.presentedItemOperationQueue.operationCount)")
+        case "write":
+            do {
+                try Coordinator(filePresenter: presenter).coordinate(writingItemAt: URL(fileURLWithPath: arguments[0])) { url in
+                    try Data("written by the victim\n".utf8).write(to: url)
+                }
+                say("WROTE")
+            } catch {
+                say("ERROR \(error)")
+            }
         case "limit":
             // libdispatch makes its event loop's descriptors (epoll, eventfd) on first use and
             // traps if it cannot: use it before the limit, as any application has long since.

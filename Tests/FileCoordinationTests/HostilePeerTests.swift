@@ -86,6 +86,25 @@ struct HostilePeerTests {
         victim.stop()
     }
 
+    @Test("another process truncates the lock directory's shared files (@presence, @epoch): no process dies, coordinated writes go on")
+    func truncatedSharedFiles() throws {
+        let victim = try Victim()
+        try victim.legitimateWriteIsAnswered()  // both processes have mapped both files
+        let shared = ["@presence", "@epoch"].map { victim.setup.lockDirectory + "/" + $0 }
+        let truncate = try ToolProcess.run(URL(fileURLWithPath: "/usr/bin/truncate"), ["-s", "0"] + shared)
+        #expect(truncate.status == 0, "\(truncate.output)")
+        // This process: its view of the table is lost (so the victim is not asked), never its life.
+        try victim.setup.coordinator(timeout: nil).coordinate(writingItemAt: victim.setup.file) { url in
+            try Data("written after the truncation\n".utf8).write(to: url)
+        }
+        #expect((try? String(contentsOf: victim.setup.file, encoding: .utf8)) == "written after the truncation\n")
+        // The victim: a coordinated write of its own reads the table and the epoch.
+        victim.process.send("write")
+        #expect(victim.process.expect("WROTE") == "WROTE")
+        #expect(victim.ask("fds", "FDS") > 0)
+        victim.stop()  // exits normally: no SIGBUS
+    }
+
     /// What a report says about `key` (`key=value`).
     private func value(_ key: String, in report: String) -> Int? {
         report.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }

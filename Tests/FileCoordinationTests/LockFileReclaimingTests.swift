@@ -241,7 +241,7 @@ struct LockFileReclaimingTests {
         defer { close(fd) }
         try #require(OFDLock.apply(.exclusive, fd: fd, start: 0, length: 0, wait: false) == .done)
         try #require(ReclaimEpoch.of(directoryPath: directory.path) != nil)
-        ReclaimEpoch.of(directoryPath: directory.path)?.advance()
+        try #require(ReclaimEpoch.of(directoryPath: directory.path)?.advance() == true)
         try #require(unlink(path) == 0)
     }
 

@@ -176,6 +176,23 @@ ssize_t cshim_copy_file_range(int in_fd, int64_t *in_offset, int out_fd, int64_t
 /// `lgetxattr` on the full path), ERANGE when `size` is too small, ENODATA when there is none.
 ssize_t cshim_getxattrat(int dirfd, const char *path, const char *name, void *value, size_t size);
 
+// MARK: Shared mappings another process may truncate
+
+/// Guards a `MAP_SHARED` mapping of a file that another process of the same user can truncate:
+/// touching a page past the file's new end raises SIGBUS, which would kill this process. While
+/// guarded, such a fault inside [`start`, `start + length`) replaces the whole mapping with
+/// private zero-filled memory (the faulting access then completes on it) and marks the guard
+/// lost; a fault anywhere else goes to the SIGBUS handler that was installed before, or to the
+/// default action. Installs the handler on the first call. Returns the guard's number (for
+/// `cshim_shared_mapping_lost`), or -1 when no guard is left (4,096 per process) or the handler
+/// cannot be installed: then the caller must not use the mapping. `start` must be page-aligned
+/// (as `mmap` returns it). Guards are never removed: map such files once per process.
+int cshim_guard_shared_mapping(void *start, size_t length);
+
+/// Whether the mapping of guard `number` was replaced after a SIGBUS (its memory no longer
+/// shared: whatever it holds now, no other process sees or changes).
+int cshim_shared_mapping_lost(int number);
+
 // MARK: The C library's allocator (for the benchmarks)
 
 /// `malloc_trim(3)`: returns free memory at the top of the heaps to the system. Returns 1 when

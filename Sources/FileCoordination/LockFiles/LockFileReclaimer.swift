@@ -112,8 +112,7 @@ final class LockFileReclaimer: Sendable {
               held.st_dev == linked.st_dev, held.st_ino == linked.st_ino else { return false }
         // The item may have appeared meanwhile (only a cost, not a danger: check again).
         if let item, Self.exists(item) { return false }
-        epoch.advance()
-        guard unlink(path) == 0 else { return false }
+        guard epoch.advance(), unlink(path) == 0 else { return false }
         IdleDescriptors.shared.discardAll(filePath: path)
         return true
     }

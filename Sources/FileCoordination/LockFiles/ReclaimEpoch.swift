@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 import Synchronization
 
@@ -6,26 +7,41 @@ import Synchronization
 /// that file's exclusive lock; a holder that finds it unchanged since its descriptor was last seen
 /// linked knows no lock file was unlinked since, and skips the `fstat`.
 ///
+/// Another process of the same user can truncate the file: the mapping is guarded
+/// (`cshim_guard_shared_mapping`), so the fault that follows replaces it with private memory
+/// instead of killing this process, and from then on ``value`` is nil (every holder checks with
+/// `fstat`) and ``advance()`` returns false (the reclaimer does not unlink).
+///
 /// The name cannot collide with a mirrored item: mirrored names starting with `@` are `@`,
 /// `@@…` or `@#…`.
 final class ReclaimEpoch: @unchecked Sendable {
     // @unchecked: `counter` points into a shared mapping that stays mapped for the life of the
-    // process; every access to it is atomic.
+    // process (never unmapped: the guard must keep owning its addresses); every access to it is
+    // atomic; `guardNumber` is immutable.
     static let fileName = "@epoch"
 
     private let counter: UnsafeMutablePointer<Atomic<UInt64>>
+    private let guardNumber: Int32
 
-    private init(counter: UnsafeMutablePointer<Atomic<UInt64>>) {
+    private init(counter: UnsafeMutablePointer<Atomic<UInt64>>, guardNumber: Int32) {
         self.counter = counter
+        self.guardNumber = guardNumber
     }
 
-    /// The current value (acquiring: read after the caller's lock was granted).
+    /// The current value (acquiring: read after the caller's lock was granted), or nil once the
+    /// file was truncated under this process (the counter is no longer shared).
     @inline(__always)
-    var value: UInt64 { counter.pointee.load(ordering: .acquiring) }
+    var value: UInt64? {
+        let current = counter.pointee.load(ordering: .acquiring)
+        return cshim_shared_mapping_lost(guardNumber) == 0 ? current : nil
+    }
 
     /// Called by a reclaimer holding the exclusive lock of the file it is about to unlink.
-    func advance() {
+    /// Returns false when the counter is no longer shared (the file was truncated): then other
+    /// processes cannot see the advance, and the file must not be unlinked.
+    func advance() -> Bool {
         counter.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        return cshim_shared_mapping_lost(guardNumber) == 0
     }
 
     /// Per lock directory: its epoch, or nil when it could not be mapped (not tried again).
@@ -56,6 +72,12 @@ final class ReclaimEpoch: @unchecked Sendable {
         if info.st_size < size, ftruncate(fd, off_t(size)) != 0 { return nil }
         guard let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
               address != MAP_FAILED else { return nil }
-        return ReclaimEpoch(counter: address.bindMemory(to: Atomic<UInt64>.self, capacity: 1))
+        // Guarded before the first access; unguarded, it is not used (the file may be cut short).
+        let guardNumber = cshim_guard_shared_mapping(address, size)
+        guard guardNumber >= 0 else {
+            munmap(address, size)
+            return nil
+        }
+        return ReclaimEpoch(counter: address.bindMemory(to: Atomic<UInt64>.self, capacity: 1), guardNumber: guardNumber)
     }
 }

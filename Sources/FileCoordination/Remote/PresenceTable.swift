@@ -1,3 +1,4 @@
+import CSystemShim
 import Glibc
 import Synchronization
 
@@ -22,7 +23,8 @@ import Synchronization
 /// drops it when the process dies, so a slot whose lock is free is dead or free.
 final class PresenceTable: @unchecked Sendable {
     // @unchecked: `base` points into a shared mapping that stays mapped for the life of the
-    // process; every access to the words and records is atomic.
+    // process (never unmapped: its SIGBUS guard keeps owning the addresses); every access to the
+    // words and records is atomic.
     static let fileName = "@presence"
     static let slotCount = 64
     static let wordCount = 1 << 18
@@ -92,6 +94,14 @@ final class PresenceTable: @unchecked Sendable {
             return nil
         }
         guard let address = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+            close(fd)
+            return nil
+        }
+        // Guarded before the first access: a same-user process that truncates the file then costs
+        // this process its view of the table (private zeros: no presenter elsewhere is reached,
+        // none of ours is published), never its life. Unguarded, it is not used.
+        guard cshim_guard_shared_mapping(address, fileSize) >= 0 else {
+            munmap(address, fileSize)
             close(fd)
             return nil
         }
