@@ -66,4 +66,23 @@ struct EngineEvictedItemTests {
         #expect(try ItemPlaceholder.read(forItemAt: devices.url(devices.a, "Folder/f.txt")) == nil)
         #expect(await devices.a.requestDownload("Folder/f.txt") == nil)   // already here: nothing to do
     }
+    @Test("a file written under an evicted item's name by a program that did not download it: a conflict, never an upload over the server's copy")
+    func writtenOverEvicted() async throws {
+        let devices = try TwoDevices()
+        try devices.write("the server's copy", "Documents/notes.txt", on: devices.a)
+        await devices.sync(devices.a)
+        let file = devices.url(devices.a, "Documents/notes.txt")
+        try ItemPlaceholder(name: "notes.txt", size: 17, modificationDate: Date()).write(besideItemAt: file)
+        try FileManager.default.removeItem(at: file)
+        #expect(await devices.sync(devices.a).plan.steps.isEmpty)
+        // A program unaware of files on demand writes a new file under the real name.
+        try devices.write("written blind", "Documents/notes.txt", on: devices.a)
+        let pass = await devices.sync(devices.a)
+        #expect(pass.plan.steps == [.conflict("Documents/notes.txt")])
+        #expect(devices.store.data(at: "Documents/notes.txt").map { String(decoding: $0, as: UTF8.self) } == "the server's copy")
+        #expect(devices.read("Documents/notes.txt", on: devices.a) == "the server's copy")
+        #expect(try devices.conflictTexts("Documents/notes.txt", on: devices.a) == ["written blind"])
+        #expect(try ItemPlaceholder.read(forItemAt: file) == nil, "the placeholder goes once the item is here")
+        #expect(await devices.sync(devices.a).plan.steps.isEmpty)
+    }
 }

@@ -28,6 +28,27 @@ enum EvictedItems {
         return evicted.sorted()
     }
 
+    /// The synced files present here, changed since the last sync, that still have a
+    /// placeholder beside them: written under an evicted item's name by a program that did not
+    /// download it first (one that does not use files on demand). Its bytes were made without
+    /// the server's copy, so the planner turns them into a conflict, never an upload over that
+    /// copy. One `lstat` per changed synced file.
+    static func writtenOver(known base: [String: JournalEntry], local: [String: LocalItem]?,
+                            in container: URL) -> [String] {
+        guard let local else { return [] }
+        let containerPath = PathBytes.path(of: container)
+        var written: [String] = []
+        for (path, item) in local where !item.isFolder {
+            guard let entry = base[path], !entry.isFolder, entry.local != item.fingerprint else { continue }
+            let (folder, name) = split(path)
+            guard let placeholder = ItemPlaceholder.placeholderName(forItemNamed: name) else { continue }
+            let full = containerPath + "/" + (folder.isEmpty ? "" : folder + "/") + placeholder
+            var info = stat()
+            if lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { written.append(path) }
+        }
+        return written.sorted()
+    }
+
     private static func split(_ path: String) -> (folder: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return ("", path) }
         return (String(path[..<slash]), String(path[path.index(after: slash)...]))

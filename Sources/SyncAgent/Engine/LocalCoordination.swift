@@ -121,7 +121,9 @@ struct LocalCoordination: Sendable {
                 // An evicted item is back: its placeholder goes now, inside the same write (the
                 // file first: a crash in between leaves both, and the file wins), so a reader
                 // that saw the file and then deleted or moved it never finds the item "evicted".
-                if expected == nil { Self.removePlaceholder(besideItemAt: actual) }
+                // Also when a file was there: one written blind under the evicted name, now a
+                // conflict version (``EvictedItems/writtenOver(known:local:in:)``).
+                Self.removePlaceholder(besideItemAt: actual)
                 guard let placed = LocalScanner.fingerprint(actualPath) else {
                     throw .local(path: path, reason: "vanished right after it was put in place")
                 }

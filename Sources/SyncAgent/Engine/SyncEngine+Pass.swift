@@ -71,6 +71,7 @@ extension SyncEngine {
         let evicted = EvictedItems.paths(known: baseEntries, missingFrom: localItems, in: configuration.containerURL)
         let wanted = wantedDownloads(evicted)
         input.evicted = evicted.filter { !wanted.contains($0) }
+        input.writtenOverEvicted = EvictedItems.writtenOver(known: baseEntries, local: localItems, in: configuration.containerURL)
         // An evicted item asked for (or pinned) is planned as new on the server: downloaded,
         // never a deletion.
         for path in wanted { input.base[path] = nil }

@@ -25,6 +25,10 @@ public struct SyncPlanInput: Sendable {
     /// here, files on demand): nothing is planned for them — not a deletion, not a download —
     /// and they count as present for the emptied-root guard.
     public var evicted: [String] = []
+    /// Synced files changed here that still have a placeholder beside them
+    /// (``EvictedItems/writtenOver(known:local:in:)``): a conflict with the server's copy, never
+    /// an upload over it.
+    public var writtenOverEvicted: [String] = []
     /// Deletions carried out without approval by earlier passes within
     /// ``SyncGuards/deletionBurstWindow``: from the server (applied here) and made here (applied
     /// on the server). They count toward this pass's mass-deletion guard, so a deletion run
@@ -66,6 +70,7 @@ public struct SyncPlanInput: Sendable {
 /// | known | changed | deleted | upload (the edit wins) |
 /// | known | deleted | changed | download (the edit wins) |
 /// | known | deleted | deleted | forget |
+/// | known, evicted | written without downloading | file | conflict (the server's copy keeps the name) |
 ///
 /// Folders compare by existence only (their times and tags change with their children); a folder
 /// is never deleted while something below it is kept or arrives. A package document arrives here
@@ -107,7 +112,12 @@ public struct SyncPlanner: Sendable {
         })
         let paths = Set(input.base.keys).union(local.keys).union(input.remote.keys).subtracting(moved)
         let unknownHere = input.localUncertain + input.evicted
+        let writtenOver = Set(input.writtenOverEvicted)
         for path in paths where !(local[path] == nil && Self.isUnder(path, unknownHere)) {
+            if writtenOver.contains(path), local[path] != nil, let remote = input.remote[path], !remote.isFolder {
+                steps.append(.conflict(path))
+                continue
+            }
             let step = replaced
                 ? stepForNewServer(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
                 : step(base: input.base[path], local: local[path], remote: input.remote[path], path: path)
