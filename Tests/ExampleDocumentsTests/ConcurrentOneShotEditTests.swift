@@ -10,7 +10,7 @@ import Testing
 struct ConcurrentOneShotEditTests {
     @Test("text-editor: 2 appenders × 40 and a replacer × 15 at once keep every line once, in order, with no conflict")
     func textEditorLoops() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let store = folder.appendingPathComponent("versions", isDirectory: true)
             let documents = folder.appendingPathComponent("documents", isDirectory: true)
             try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
@@ -55,7 +55,7 @@ struct ConcurrentOneShotEditTests {
 
     @Test("image-tool: invert × 4 and rotate 90 × 3 at once apply all 7 edits, with no conflict")
     func imageToolLoops() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let store = folder.appendingPathComponent("versions", isDirectory: true)
             let documents = folder.appendingPathComponent("documents", isDirectory: true)
             try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
@@ -89,7 +89,7 @@ struct ConcurrentOneShotEditTests {
 
     @Test("append and replace keep a byte-order mark and CRLF line endings, byte for byte")
     func textFormatKept() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let file = folder.appendingPathComponent("crlf.txt")
             try Data([0xEF, 0xBB, 0xBF] + Array("one\r\ntwo\r\n".utf8)).write(to: file)
             let append = try runExampleTool("text-editor", ["append", "crlf.txt", "three\r\n"], in: folder)

@@ -37,7 +37,7 @@ private struct PrivateStore {
 @MainActor
 private func withConflictedFile(_ name: String, _ bytes: Data,
                                 _ body: (_ folder: URL, _ file: URL, _ store: PrivateStore) throws -> Void) async throws {
-    try await Scratch.with { base in
+    try Scratch.with { base in
         let folder = base.appendingPathComponent("documents", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent(name)

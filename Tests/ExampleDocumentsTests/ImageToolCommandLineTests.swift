@@ -18,7 +18,7 @@ struct ImageToolCommandLineTests {
           arguments: [("rgb16.png", "16 bits per channel, RGB"), ("rgba8.png", "8 bits per channel, RGBA"),
                       ("gray1.png", "1 bit per channel, gray"), ("palette4.png", "4 bits per pixel, palette")])
     func infoBitDepth(_ name: String, _ depth: String) async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try copyFixture(name, to: folder)
             let run = try runExampleTool("image-tool", ["info", name], in: folder)
             #expect(run.status == 0, "\(run.errors)")
@@ -28,7 +28,7 @@ struct ImageToolCommandLineTests {
 
     @Test("info shows a Netpbm file's depth from its maxval")
     func infoNetpbmDepth() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             var pgm = Array("P5\n# ten bits\n2 1\n1023\n".utf8)
             pgm += [0x03, 0xFF, 0x00, 0x00]
             try Data(pgm).write(to: folder.appendingPathComponent("ten.pgm"))
@@ -40,7 +40,7 @@ struct ImageToolCommandLineTests {
 
     @Test("converting or editing a 16-bit image says it is reduced to 8 bits; an 8-bit one says nothing")
     func reductionNote() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try copyFixture("rgb16.png", to: folder)
             try copyFixture("rgb8.png", to: folder)
             let convert16 = try runExampleTool("image-tool", ["convert", "rgb16.png", "out16.ppm"], in: folder)
@@ -61,7 +61,7 @@ struct ImageToolCommandLineTests {
     @Test("crop with an empty size is a usage error about the size, not “out of bounds”",
           arguments: [["0", "5"], ["5", "0"], ["-3", "5"]])
     func cropEmpty(_ size: [String]) async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try copyFixture("rgb8.png", to: folder)
             let run = try runExampleTool("image-tool", ["crop", "rgb8.png", "0", "0"] + size, in: folder)
             #expect(run.status == 2, "\(run.errors)")
@@ -80,7 +80,7 @@ struct ImageToolCommandLineTests {
 
     @Test("an empty file argument is a usage error, not the working folder")
     func emptyFileArgument() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let run = try runExampleTool("image-tool", ["info", ""], in: folder)
             #expect(run.status == 2, "\(run.errors)")
             #expect(run.errors.contains("argument <file> is empty"), "\(run.errors)")
@@ -89,7 +89,7 @@ struct ImageToolCommandLineTests {
 
     @Test("a plain folder is refused before anything in it is read")
     func folderRefused() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let inside = folder.appendingPathComponent("pictures", isDirectory: true)
             try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("link").path,
@@ -103,7 +103,7 @@ struct ImageToolCommandLineTests {
 
     @Test("long work reports its steps on standard error; quick work into a pipe prints nothing there")
     func progress() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try copyFixture("rgb8.png", to: folder)
             // Quick, and standard error is a file (not a terminal): silent.
             let quiet = try runExampleTool("image-tool", ["convert", "rgb8.png", "a.png"], in: folder)

@@ -8,7 +8,7 @@ import Testing
 struct TextEditorCommandLineTests {
     @Test("help, --help and -h print the usage and succeed", arguments: ["help", "--help", "-h"])
     func help(_ flag: String) async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let run = try runExampleTool("text-editor", [flag], in: folder)
             #expect(run.status == 0, "\(run.errors)")
             #expect(run.output.hasPrefix("usage: text-editor"), "\(run.output)")
@@ -18,7 +18,7 @@ struct TextEditorCommandLineTests {
 
     @Test("an empty file name is a usage error, not the working folder")
     func emptyFileName() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let run = try runExampleTool("text-editor", ["new", ""], in: folder)
             #expect(run.status == 2)
             #expect(run.errors.contains("the file name is empty"), "\(run.errors)")
@@ -29,7 +29,7 @@ struct TextEditorCommandLineTests {
 
     @Test("show refuses a plain folder before reading what is inside it")
     func folderRefused() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             let inside = folder.appendingPathComponent("library", isDirectory: true)
             try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: true)
             // Items a package read stops at (with a message about them): a dangling symbolic link
@@ -52,7 +52,7 @@ struct TextEditorCommandLineTests {
           arguments: [("one\r\ntwo\r\n", 2, "CRLF"), ("one\ntwo", 2, "LF"), ("a\r\nb\nc", 3, "mixed LF/CRLF"),
                       ("", 0, "none"), ("solo", 1, "none"), ("\r\n", 1, "CRLF")])
     func lineCount(_ text: String, _ lines: Int, _ endings: String) async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try Data(text.utf8).write(to: folder.appendingPathComponent("t.txt"))
             let run = try runExampleTool("text-editor", ["info", "t.txt"], in: folder)
             #expect(run.status == 0, "\(run.errors)")

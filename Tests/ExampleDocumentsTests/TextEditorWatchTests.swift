@@ -8,7 +8,7 @@ import Testing
 struct TextEditorWatchTests {
     @Test("mv then rm, each a process of its own: watch prints the move, then the deletion, and ends")
     func moveThenDelete() async throws {
-        try await Scratch.with { folder in
+        try Scratch.with { folder in
             try Data("hello\n".utf8).write(to: folder.appendingPathComponent("notes.txt"))
             let watch = try WatchProcess(file: "notes.txt", in: folder)
             defer { watch.stop() }
