@@ -59,9 +59,10 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// The next line the child prints (blocks until it arrives; fails after 60 s of silence).
+    /// The next line the child prints (blocks until it arrives; fails after 60 s of silence, times
+    /// ``Polling/deadlineScale``).
     public func readLine() -> String? {
-        lines.readLine(timeoutMilliseconds: 60_000)
+        lines.readLine(timeoutMilliseconds: Int32(60_000 * Polling.deadlineScale))
     }
 
     /// Reads lines until one starts with `prefix`; returns it.
