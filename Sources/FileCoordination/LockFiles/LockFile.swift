@@ -16,11 +16,15 @@ final class LockFile: Sendable {
     let filePath: String
     /// The reclaim epoch of the lock directory (nil: unknown, always check with `fstat`).
     let epoch: ReclaimEpoch?
+    /// The lock directory's count of writers waiting at pending gates (nil: unknown, fresh
+    /// readers always ask the kernel whether the gate is held).
+    let pendingWriters: PendingWriters?
 
-    init(itemPath: String, filePath: String, epoch: ReclaimEpoch?) {
+    init(itemPath: String, filePath: String, epoch: ReclaimEpoch?, pendingWriters: PendingWriters? = nil) {
         self.itemPath = itemPath
         self.filePath = filePath
         self.epoch = epoch
+        self.pendingWriters = pendingWriters
     }
 
     /// A descriptor with no locks on it: an idle one, else a new `open` (and, when the file does

@@ -55,7 +55,8 @@ final class LockTable: Sendable {
             let file = LockFile(
                 itemPath: key,
                 filePath: filePath ?? LockFileNaming.lockFilePath(for: key, in: directory?.path ?? ""),
-                epoch: directoryPath.flatMap { ReclaimEpoch.of(directoryPath: $0) })
+                epoch: directoryPath.flatMap { ReclaimEpoch.of(directoryPath: $0) },
+                pendingWriters: directoryPath.flatMap { PendingWriters.of(directoryPath: $0) })
             state.files[key] = file
             return file
         }

@@ -64,10 +64,10 @@ extension DescriptorHolding {
         var mode = LockMode.plain
         if let groupName { mode = .group(GroupCell.allocate(purpose: groupName)) }
         do {
-            try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
+            try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, pendingWriters: file.pendingWriters, stepper: stepper)
             // Lock files are reclaimed: the lock must sit on the item's linked lock file.
             try file.keepLinked(&fd, table: table, stepper: stepper, locate: locate) { (fd) throws(CoordinationError) in
-                try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, stepper: stepper)
+                try LockProtocol.acquireFresh(access, fd: fd, mode: mode, path: path, pendingWriters: file.pendingWriters, stepper: stepper)
             }
         } catch {
             // `keepLinked` leaves -1 when it threw after discarding the descriptor.

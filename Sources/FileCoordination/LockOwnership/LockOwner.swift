@@ -186,7 +186,8 @@ final class LockOwner: Sendable {
             return
         case .upgrade(var holding):
             do {
-                try LockProtocol.upgrade(to: access, fd: holding.fd, mode: holding.mode, path: holding.file.itemPath, stepper: stepper)
+                try LockProtocol.upgrade(to: access, fd: holding.fd, mode: holding.mode, path: holding.file.itemPath,
+                                         pendingWriters: holding.file.pendingWriters, stepper: stepper)
             } catch {
                 finish(path, .held(holding))
                 throw error

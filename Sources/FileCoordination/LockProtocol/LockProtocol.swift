@@ -21,15 +21,19 @@ import Foundation
 enum LockProtocol {
     // MARK: Fresh acquire (the holder has no lock on this descriptor yet)
 
-    /// Takes `access` on a descriptor that holds nothing yet.
-    static func acquireFresh(_ access: LockAccess, fd: Int32, mode: LockMode, path: String, stepper: LockStepper) throws(CoordinationError) {
+    /// Takes `access` on a descriptor that holds nothing yet. `pendingWriters` is the lock
+    /// directory's count of writers waiting at pending gates (a hint: see ``PendingWriters``).
+    static func acquireFresh(_ access: LockAccess, fd: Int32, mode: LockMode, path: String,
+                             pendingWriters: PendingWriters? = nil, stepper: LockStepper) throws(CoordinationError) {
         switch access {
         case .tree:
             try takeTree(fd: fd, path: path, stepper: stepper)
         case .read:
-            // Fast path: no writer is queued on the pending gate, and nobody writes.
+            // Fast path: no writer is queued on the pending gate (none anywhere, by the shared
+            // count; else as the kernel says), and nobody writes.
             if case .plain = mode,
-               !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1),
+               pendingWriters?.noneWaiting == true
+                || !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1),
                OFDLock.apply(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
                 return
             }
@@ -47,7 +51,7 @@ enum LockProtocol {
                OFDLock.apply(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
                 return
             }
-            try withPendingGate(.exclusive, fd: fd, path: path, stepper: stepper) { () throws(CoordinationError) in
+            try withPendingGate(.exclusive, fd: fd, path: path, counted: pendingWriters, stepper: stepper) { () throws(CoordinationError) in
                 switch mode {
                 case .plain:
                     try stepper.take(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
@@ -73,7 +77,8 @@ enum LockProtocol {
     /// inside; it waits only for the other readers (the kernel keeps its shared lock meanwhile,
     /// so no writer slips in). Two readers that both become writers would wait for each other:
     /// the upgrade marker, taken without waiting first, makes the second fail with `.wouldDeadlock`.
-    static func upgrade(to access: LockAccess, fd: Int32, mode: LockMode, path: String, stepper: LockStepper) throws(CoordinationError) {
+    static func upgrade(to access: LockAccess, fd: Int32, mode: LockMode, path: String,
+                        pendingWriters: PendingWriters? = nil, stepper: LockStepper) throws(CoordinationError) {
         switch access {
         case .read:
             return
@@ -86,11 +91,13 @@ enum LockProtocol {
             // it is free. When a queued writer holds it, new readers already queue behind that one.
             let holdsGate = OFDLock.apply(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1, wait: false) == .done
             defer { if holdsGate { _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.pending, length: 1, wait: false) } }
-            switch mode {
-            case .plain:
-                try stepper.take(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
-            case .group(let cell):
-                try takeWriterCells(cell, fd: fd, path: path, stepper: stepper)
+            try (holdsGate ? pendingWriters : nil).counting { () throws(CoordinationError) in
+                switch mode {
+                case .plain:
+                    try stepper.take(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, itemPath: path, subtree: false)
+                case .group(let cell):
+                    try takeWriterCells(cell, fd: fd, path: path, stepper: stepper)
+                }
             }
         }
     }
@@ -136,12 +143,16 @@ enum LockProtocol {
     }
 
     /// Holds the pending gate around `body`: writers take it exclusively (so new readers queue
-    /// behind them), readers take it shared for a moment (so they wait for a queued writer).
-    private static func withPendingGate(_ kind: OFDLock.Kind, fd: Int32, path: String, stepper: LockStepper,
+    /// behind them), counted in `counted` from before they queue until they are through;
+    /// readers take it shared for a moment (so they wait for a queued writer).
+    private static func withPendingGate(_ kind: OFDLock.Kind, fd: Int32, path: String, counted: PendingWriters? = nil,
+                                        stepper: LockStepper,
                                         _ body: () throws(CoordinationError) -> Void) throws(CoordinationError) {
-        try stepper.take(kind, fd: fd, start: LockFileLayout.pending, length: 1, itemPath: path, subtree: false)
-        defer { _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.pending, length: 1, wait: false) }
-        try body()
+        try (kind == .exclusive ? counted : nil).counting { () throws(CoordinationError) in
+            try stepper.take(kind, fd: fd, start: LockFileLayout.pending, length: 1, itemPath: path, subtree: false)
+            defer { _ = OFDLock.apply(.unlock, fd: fd, start: LockFileLayout.pending, length: 1, wait: false) }
+            try body()
+        }
     }
 
     private static func takeOtherRows(of cell: GroupCell, fd: Int32, path: String, stepper: LockStepper) throws(CoordinationError) {
