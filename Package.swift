@@ -124,7 +124,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "SyncAgentTests",
                     dependencies: ["SyncAgent", "Ubiquity", "CloudDocuments", "SystemSupport", "TestSupport", "LocalServers", "clouddocsd", "clouddocs", "sync-demo", "text-editor",
-                                   "CoordinationTestHelper"],
+                                   "CoordinationTestHelper", "UbiquityTestHelper"],
                     swiftSettings: strict),
         .testTarget(name: "ExampleDocumentsTests", dependencies: ["ExampleDocuments", "TestSupport", "text-editor", "image-tool", "clouddocs-demo"],
                     resources: [.copy("Fixtures")], swiftSettings: strict),

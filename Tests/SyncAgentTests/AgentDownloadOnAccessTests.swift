@@ -62,6 +62,27 @@ struct AgentDownloadOnAccessTests {
         }
     }
 
+    @Test("a synchronous read on the main thread of a process presenting the evicted file on its main queue: the landing write does not wait for that presenter")
+    func mainThreadReadWithMainQueuePresenter() async throws {
+        try await WebDAVServer.with(.apache(fileETag: "Digest")) { server in
+            let devices = try await evictedOnA(server, label: "download-main-thread")
+            defer { devices.stop() }
+            let file = devices.file("A", "doc.txt")
+            let app = try ChildProcess(["main-thread-read", file.path],
+                                       environment: ProcessInfo.processInfo.environment.merging(devices.environment("A")) { $1 },
+                                       helper: "UbiquityTestHelper")
+            #expect(app.expect("PRESENTING") == "PRESENTING")
+            let read = app.expect("READ")
+            #expect(read == "READ first", "\(read ?? "nothing")")
+            #expect(app.expect("STOPPED") == "STOPPED")
+            app.waitForExit()
+            // The agent's landing write was answered for that presenter at once, not after its
+            // answer limit ("did not answer … within"): the presenter was never asked.
+            let log = (try? String(contentsOf: devices.scratch.url.appending(path: "agent-A.log"), encoding: .utf8)) ?? ""
+            #expect(!log.contains("did not answer"), "\(log)")
+        }
+    }
+
     @Test("opening an evicted file fails clearly when the agent is not running or the server is offline; nothing is written")
     func openFailsClearly() async throws {
         try await WebDAVServer.with(.apache(fileETag: "Digest")) { server in

@@ -17,6 +17,7 @@ let commands: [String: WorkerCommand] = containerWorkerCommands
     .merging(queryWorkerCommands) { first, _ in first }
     .merging(keyValueWorkerCommands) { first, _ in first }
     .merging(moveWorkerCommands) { first, _ in first }
+    .merging(onDemandWorkerCommands) { first, _ in first }
 
 // A process using Ubiquity: its change monitor knows the sync tools' names (as an app's does).
 SyncToolRules.registerWithCoordination()

@@ -82,8 +82,10 @@ public enum EvictedItemResolution {
             return
         }
         let wait = EvictedItemWait(context: context)
-        for resolver in concerned {
-            try resolver.bringBack(url, wait: wait)
+        try DownloadWaits.waiting(for: itemPath) { () throws(CoordinationError) in
+            for resolver in concerned {
+                try resolver.bringBack(url, wait: wait)
+            }
         }
     }
 }

@@ -89,6 +89,15 @@ enum PresenterMessage: Sendable, Equatable {
         case completion
     }
 
+    /// A request to step aside for an access or to save first (what a landing download's
+    /// write asks), as opposed to a deletion, an eviction or a notification.
+    var isRelinquishOrSave: Bool {
+        switch self {
+        case .relinquishToReader, .relinquishToWriter, .saveChanges: true
+        default: false
+        }
+    }
+
     var expectedAnswer: ExpectedAnswer {
         switch self {
         case .relinquishToReader, .relinquishToWriter: return .relinquishment

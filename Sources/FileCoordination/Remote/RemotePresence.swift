@@ -289,6 +289,13 @@ final class RemotePresence: Sendable {
                     reply.send(.answer(RemoteAnswer(id: remote.id, outcome: Self.unansweredOutcome(of: request))))
                     return
                 }
+                if request.message.isRelinquishOrSave, DownloadWaits.concern(request.presentedPath) {
+                    // This process waits for the item's download, which this request's write
+                    // lands: nothing is on disk to relinquish or save, and the presenter's queue
+                    // may be the waiting one (see DownloadWaits).
+                    reply.send(.answer(RemoteAnswer(id: remote.id, outcome: Self.unansweredOutcome(of: request))))
+                    return
+                }
                 if case .accommodateDeletion = request.message {
                     // The asker deletes the item once answered: this process's change monitor
                     // must not report that deletion a second time.
