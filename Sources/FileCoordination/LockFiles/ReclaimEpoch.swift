@@ -34,20 +34,12 @@ final class ReclaimEpoch: Sendable {
         return !file.isLost
     }
 
-    /// Per lock directory: its epoch, or nil when it could not be mapped (not tried again).
-    /// Process-wide, not per `CoordinationRuntime`: one mapping per lock directory *file*, shared
-    /// by every runtime that uses that directory.
-    private static let mapped = Locked<[String: ReclaimEpoch?]>([:])
+    private static let mapped = PerLockDirectory { directoryPath in
+        SharedWordFile.map(directoryPath + "/" + fileName, words: 1).map(ReclaimEpoch.init)
+    }
 
     /// The epoch of the lock directory at `directoryPath`, mapped once per process; nil when the
     /// file cannot be made or mapped (then every holder always checks with `fstat`, and this
     /// process's reclaimer never unlinks).
-    static func of(directoryPath: String) -> ReclaimEpoch? {
-        mapped.withLock { mapped in
-            if let known = mapped[directoryPath] { return known }
-            let epoch = SharedWordFile.map(directoryPath + "/" + fileName, words: 1).map(ReclaimEpoch.init)
-            mapped[directoryPath] = .some(epoch)
-            return epoch
-        }
-    }
+    static func of(directoryPath: String) -> ReclaimEpoch? { mapped.of(directoryPath) }
 }

@@ -45,3 +45,25 @@ struct SharedWordFile: @unchecked Sendable {
         return SharedWordFile(words: address.bindMemory(to: Atomic<UInt64>.self, capacity: count), guardNumber: guardNumber)
     }
 }
+
+/// One value per lock directory, made once per process (nil when it could not be; not tried
+/// again): the process-wide mapping of a ``SharedWordFile`` kind, shared by every runtime that
+/// uses that directory.
+final class PerLockDirectory<Value: Sendable>: Sendable {
+    private let made = Locked<[String: Value?]>([:])
+    private let make: @Sendable (String) -> Value?
+
+    init(_ make: @escaping @Sendable (String) -> Value?) {
+        self.make = make
+    }
+
+    /// The value for the lock directory at `directoryPath`.
+    func of(_ directoryPath: String) -> Value? {
+        made.withLock { made in
+            if let known = made[directoryPath] { return known }
+            let value = make(directoryPath)
+            made[directoryPath] = .some(value)
+            return value
+        }
+    }
+}

@@ -31,19 +31,13 @@ final class PendingWriters: Sendable {
         return try body()
     }
 
-    /// Per lock directory, mapped once per process (nil when it could not be; not tried again).
-    private static let mapped = Locked<[String: PendingWriters?]>([:])
-
-    /// The count of the lock directory at `directoryPath`; nil when the file cannot be made or
-    /// mapped (then every fresh reader asks the kernel).
-    static func of(directoryPath: String) -> PendingWriters? {
-        mapped.withLock { mapped in
-            if let known = mapped[directoryPath] { return known }
-            let count = SharedWordFile.map(directoryPath + "/" + fileName, words: 1).map(PendingWriters.init)
-            mapped[directoryPath] = .some(count)
-            return count
-        }
+    private static let mapped = PerLockDirectory { directoryPath in
+        SharedWordFile.map(directoryPath + "/" + fileName, words: 1).map(PendingWriters.init)
     }
+
+    /// The count of the lock directory at `directoryPath`, mapped once per process; nil when the
+    /// file cannot be made or mapped (then every fresh reader asks the kernel).
+    static func of(directoryPath: String) -> PendingWriters? { mapped.of(directoryPath) }
 }
 
 extension Optional where Wrapped == PendingWriters {

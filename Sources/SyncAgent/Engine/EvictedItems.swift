@@ -18,12 +18,8 @@ enum EvictedItems {
         guard let local else { return [] }
         let containerPath = PathBytes.path(of: container)
         var evicted: [String] = []
-        for path in base.keys where local[path] == nil {
-            let (folder, name) = split(path)
-            guard let placeholder = ItemPlaceholder.placeholderName(forItemNamed: name) else { continue }
-            let full = containerPath + "/" + (folder.isEmpty ? "" : folder + "/") + placeholder
-            var info = stat()
-            if lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { evicted.append(path) }
+        for path in base.keys where local[path] == nil && hasPlaceholder(path, in: containerPath) {
+            evicted.append(path)
         }
         return evicted.sorted()
     }
@@ -39,14 +35,20 @@ enum EvictedItems {
         let containerPath = PathBytes.path(of: container)
         var written: [String] = []
         for (path, item) in local where !item.isFolder {
-            guard let entry = base[path], !entry.isFolder, entry.local != item.fingerprint else { continue }
-            let (folder, name) = split(path)
-            guard let placeholder = ItemPlaceholder.placeholderName(forItemNamed: name) else { continue }
-            let full = containerPath + "/" + (folder.isEmpty ? "" : folder + "/") + placeholder
-            var info = stat()
-            if lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { written.append(path) }
+            guard let entry = base[path], !entry.isFolder, entry.local != item.fingerprint,
+                  hasPlaceholder(path, in: containerPath) else { continue }
+            written.append(path)
         }
         return written.sorted()
+    }
+
+    /// Whether the container-relative `path` has a placeholder (a regular file) beside it. One `lstat`.
+    private static func hasPlaceholder(_ path: String, in containerPath: String) -> Bool {
+        let (folder, name) = split(path)
+        guard let placeholder = ItemPlaceholder.placeholderName(forItemNamed: name) else { return false }
+        let full = containerPath + "/" + (folder.isEmpty ? "" : folder + "/") + placeholder
+        var info = stat()
+        return lstat(full, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     private static func split(_ path: String) -> (folder: String, name: String) {
