@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// Documents written the way Apple developers write them: plain-property subclasses on the main
 /// actor, `async -> Bool` forms, optional completion handlers, and the rest of UIDocument's API.
-@Suite("CloudDocument with UIDocument's shapes: main-actor subclasses and the rest of the API", .timeLimit(.minutes(1)))
+@Suite("CloudDocument with UIDocument's shapes: main-actor subclasses and the rest of the API", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct AppleShapedAPITests {
     @Test("a plain-property subclass saves, opens and closes with the async -> Bool forms; hooks on the main actor")

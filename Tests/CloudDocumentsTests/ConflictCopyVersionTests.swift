@@ -16,7 +16,7 @@ func setModificationDate(_ date: Date, of url: URL) throws {
     try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: url.path)
 }
 
-@Suite("Conflict copies of sync tools are conflict versions", .timeLimit(.minutes(1)))
+@Suite("Conflict copies of sync tools are conflict versions", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct ConflictCopyVersionTests {
     /// One copy of `doc.txt` per tool and scheme, with the saving computer its name carries.
     static let copiesOfDoc: [(name: String, savingComputer: String?)] = [

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
-@Suite("CloudDocument: change counting, undo, saves in flight, autosave, serialization", .timeLimit(.minutes(1)))
+@Suite("CloudDocument: change counting, undo, saves in flight, autosave, serialization", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct DocumentChangeTrackingTests {
     // MARK: Counting
 

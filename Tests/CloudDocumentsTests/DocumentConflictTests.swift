@@ -20,7 +20,7 @@ func conflictTexts(of url: URL) throws -> [String?] {
     try FileVersion.unresolvedConflictVersionsOfItem(at: url).map { text(at: $0.url) }
 }
 
-@Suite("A save over a changed file keeps it as a conflict version", .timeLimit(.minutes(1)))
+@Suite("A save over a changed file keeps it as a conflict version", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct DocumentConflictTests {
     @Test("an uncoordinated write between open and save → conflict version, .inConflict; resolving clears it")
     func uncoordinatedWriteBecomesConflict() async throws {

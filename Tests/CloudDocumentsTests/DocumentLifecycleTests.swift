@@ -2,10 +2,11 @@ import Foundation
 import SystemSupport
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 // The failure cases of the same suite are in DocumentFailureTests.swift.
-@Suite("CloudDocument: open, save, close, revert, states", .timeLimit(.minutes(1)))
+@Suite("CloudDocument: open, save, close, revert, states", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct DocumentLifecycleTests {
     @Test("a new document is closed, with identity derived from its URL and nothing loaded")
     @MainActor

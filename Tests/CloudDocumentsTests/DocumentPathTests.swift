@@ -2,11 +2,12 @@ import Foundation
 import Glibc
 import SystemSupport
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// Documents are read and saved where the kernel resolves their URL, under their exact bytes
 /// (issue 6, bugs 11 and 14).
-@Suite("CloudDocument and SafeSave: '..' after a linked folder, names that are not UTF-8", .timeLimit(.minutes(1)))
+@Suite("CloudDocument and SafeSave: '..' after a linked folder, names that are not UTF-8", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct DocumentPathTests {
     /// `D/real/sub`, and `D/lnk -> D/real/sub`.
     private func linkedFolder(in folder: URL) throws -> (real: URL, link: URL) {

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
-@Suite("CloudDocument as the presenter of its file", .timeLimit(.minutes(1)))
+@Suite("CloudDocument as the presenter of its file", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct DocumentPresenterTests {
     @Test("another coordinator writes the file → the clean document reloads it (editingDisabled meanwhile)")
     func reloadsAfterCoordinatedWrite() async throws {

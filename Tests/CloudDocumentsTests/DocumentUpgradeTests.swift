@@ -9,7 +9,7 @@ import TestSupport
 /// upgrades them to a write — while another writer already waits for the item. Nobody sets a
 /// timeout. The upgrade must get past the waiting writer, the reader must read the saved bytes,
 /// and the writer must get in afterwards (issue 6, bug 2).
-@Suite("A document saving inside a reader's request while a writer waits", .timeLimit(.minutes(2)))
+@Suite("A document saving inside a reader's request while a writer waits", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct DocumentUpgradeTests {
     @Test(arguments: [false, true])
     func theReaderGetsTheSavedBytesAndTheWaitingWriterGetsInAfterwards(writerInAnotherProcess: Bool) async throws {

@@ -7,7 +7,7 @@ import TestSupport
 /// Errors as values (issue 17): whatever layer a failure comes through — a safe save, a document
 /// save, a version add — `error.underlyingErrno` names the system error and
 /// `error.isCoordinationTimeout` says whether a coordination timed out.
-@Suite("Errors as values: one errno type, causes kept through every layer", .timeLimit(.minutes(1)))
+@Suite("Errors as values: one errno type, causes kept through every layer", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct ErrorsAsValuesTests {
     /// The layer a failure is provoked through.
     enum Layer: String, CaseIterable, Sendable, CustomTestStringConvertible {

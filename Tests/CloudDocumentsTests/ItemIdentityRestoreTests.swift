@@ -1,13 +1,14 @@
 import FileCoordination
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// A document keeps its file one item of the version store, even when another program replaces
 /// the file (an atomic write drops the identity attribute) after its folder moved: the next save
 /// puts the identity back, and every conflict version of the file stays listed. In the soak of
 /// issue 15, lines kept as conflict versions were not listed for the final file.
-@Suite("A document's file stays one item of the version store", .timeLimit(.minutes(1)))
+@Suite("A document's file stays one item of the version store", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct ItemIdentityRestoreTests {
     @Test func conflictVersionsStayListedAfterAFolderMoveAndAnAtomicRewrite() async throws {

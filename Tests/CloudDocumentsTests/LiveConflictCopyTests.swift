@@ -24,7 +24,7 @@ func renameUncoordinated(_ from: URL, _ to: URL) {
     #expect(rename(from.path, to.path) == 0, "rename \(from.lastPathComponent) → \(to.lastPathComponent): errno \(errno)")
 }
 
-@Suite("Conflict copies live: .inConflict and version messages", .timeLimit(.minutes(2)))
+@Suite("Conflict copies live: .inConflict and version messages", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct LiveConflictCopyTests {
     static let copyName = "note.sync-conflict-20261123-051644-SUBNBV7.txt"
 

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 // Real `rclone bisync` (1.60: conflict copies `NAME..path1` / `NAME..path2`, and no file keeps the
 // real name) between two local folders (RcloneBisync, Tests/TestSupport). Each `run()` is one
 // bisync run, as a timer would start it.
 
-@Suite("Real rclone bisync: conflict copies become conflict versions", .serialized, .timeLimit(.minutes(1)),
+@Suite("Real rclone bisync: conflict copies become conflict versions", .serialized, .timeLimit(.minutes(1 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.rclone.isInstalledOrRequired, Comment(rawValue: RequiredTool.rclone.missingMessage)))
 struct RcloneBisyncConflictTests {
     @Test("a real bisync conflict renames both sides to NAME..path1 / NAME..path2, as SyncConflictNaming expects")

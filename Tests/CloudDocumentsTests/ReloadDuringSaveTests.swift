@@ -2,6 +2,7 @@ import FileCoordination
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// A document's coordinators share one lock owner, so its reads never wait for its own writes.
@@ -14,7 +15,7 @@ import Testing
 /// the main actor, before its coordinated read), then writes. A revert that could get in would
 /// load while the write is under way; with the fix it waits for the save and loads afterwards.
 /// What is asserted is the order of events, never how long anything took.
-@Suite("A reload never lands inside a save of the same document", .timeLimit(.minutes(1)))
+@Suite("A reload never lands inside a save of the same document", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct ReloadDuringSaveTests {
     @Test func aRevertStartedDuringAPresenterSaveLoadsOnlyAfterIt() async throws {

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 @testable import CloudDocuments
 
-@Suite("Restoring a version of an open document", .timeLimit(.minutes(1)))
+@Suite("Restoring a version of an open document", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct RestoringVersionTests {
     @Test("replaceItem(at:) on an open document's file: the document stays open and reloads the restored text")
     func restoreKeepsDocumentOpen() async throws {
@@ -31,7 +31,7 @@ struct RestoringVersionTests {
     }
 }
 
-@Suite("Version changes made on the main actor while a document of the item is open", .timeLimit(.minutes(1)))
+@Suite("Version changes made on the main actor while a document of the item is open", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct MainActorVersionChangeTests {
     /// As an app does it in its `.inConflict` handler: the document gives way to the

@@ -1,6 +1,7 @@
 import FileCoordination
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// An explicit save asked while the document is open, which a coordinated delete or replace
@@ -15,7 +16,7 @@ import Testing
 /// document closes; only then is the lock released. The save then goes on as the explicit save of
 /// a closed document: it writes, with the usual check of the file found, and the document is open
 /// again.
-@Suite("An explicit save is not refused because a deletion notice closed the document", .timeLimit(.minutes(1)))
+@Suite("An explicit save is not refused because a deletion notice closed the document", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct SaveAfterDeletionCloseTests {
     @Test func theSaveWritesWhenTheDeletionDidNotHappen() async throws {

@@ -2,13 +2,14 @@ import FileCoordination
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// A save over the document's own file checks what it overwrites, even when a move notice changes
 /// the document's `fileURL` while the save is under way. In the soak of issue 15, a notice for a
 /// folder move already undone arrived between the save's start and its check: the check took the
 /// target for another file, skipped itself, and the save overwrote lines appended meanwhile.
-@Suite("A move notice during a save does not turn its check off", .timeLimit(.minutes(1)))
+@Suite("A move notice during a save does not turn its check off", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct SaveDuringMoveNoticeTests {
     @Test func theFileChangedBeforeTheSaveIsKeptAsAConflictVersion() async throws {
@@ -72,7 +73,7 @@ final class MoveNoticeNote: EditableNote {
 
 /// A document closed for it (a coordinated delete or replace of the folder it was thought to be
 /// in, from a late move notice) and then saved explicitly: the save still checks the file.
-@Suite("A closed document's save still checks what it overwrites", .timeLimit(.minutes(1)))
+@Suite("A closed document's save still checks what it overwrites", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct ClosedDocumentSaveTests {
     @Test func anotherProgramsChangeIsKeptAsAConflictVersion() async throws {

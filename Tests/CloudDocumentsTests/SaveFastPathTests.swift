@@ -2,12 +2,13 @@ import Foundation
 import Glibc
 import SystemSupport
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// The shortcuts that keep a small save close to the raw system calls (issue 7, save speed) keep
 /// every guarantee: permissions and owner, links in the folder's path, the look for strays, the
 /// snapshot taken at once after an earlier save.
-@Suite("Save fast path: fewer system calls, same guarantees", .timeLimit(.minutes(1)))
+@Suite("Save fast path: fewer system calls, same guarantees", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct SaveFastPathTests {
     // MARK: Permissions given at creation
 

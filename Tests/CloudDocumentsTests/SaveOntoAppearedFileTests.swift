@@ -1,6 +1,7 @@
 import FileCoordination
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// A save checks what it is about to overwrite (conflict versions, merges). When nothing was at
@@ -9,7 +10,7 @@ import Testing
 /// move took no lock of the path the document was saving to) overwrote lines appended meanwhile.
 /// The file that appeared is then checked like any other — kept as a conflict version here — and
 /// the save goes on (the next soak reported each such save as a failed `alreadyExists`).
-@Suite("A save never overwrites a file that appeared after its check", .timeLimit(.minutes(1)))
+@Suite("A save never overwrites a file that appeared after its check", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct SaveOntoAppearedFileTests {
     @Test func aFileThatAppearsBetweenTheCheckAndTheWriteIsCheckedThenSaved() async throws {

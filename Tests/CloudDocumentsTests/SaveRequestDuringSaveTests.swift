@@ -2,6 +2,7 @@ import FileCoordination
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 /// A save request (`savePresentedItemChanges`) that arrives while a save of the document's own
@@ -13,7 +14,7 @@ import Testing
 /// No clock: the running save's write step says it started and waits for the test to let it go
 /// on; the request is made while it waits. What is asserted is how many writes happened and what
 /// the file holds when the request is answered.
-@Suite("A save request during a save is answered by that save", .timeLimit(.minutes(1)))
+@Suite("A save request during a save is answered by that save", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct SaveRequestDuringSaveTests {
     @Test func aRequestDuringASaveOfTheSameVersionWritesNothingMore() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 // Real Syncthing: two linked instances on 127.0.0.1 (SyncthingPair, Tests/TestSupport), a conflict
@@ -7,7 +8,7 @@ import Testing
 // open on both sides. Serialized: each test runs a pair of its own, and two pairs starting at
 // once on a 2-core machine only slow each other down.
 
-@Suite("Real Syncthing: conflict copies become conflict versions", .serialized, .timeLimit(.minutes(2)),
+@Suite("Real Syncthing: conflict copies become conflict versions", .serialized, .timeLimit(.minutes(2 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.syncthing.isInstalledOrRequired, Comment(rawValue: RequiredTool.syncthing.missingMessage)))
 struct SyncthingConflictTests {
     @Test("the pair syncs, and a real conflict leaves a copy named as SyncConflictNaming expects on both sides")

@@ -6,7 +6,7 @@ import Testing
 
 /// An open document whose file is renamed, deleted or replaced by a program that does not
 /// coordinate (`/bin/mv`, `/bin/rm`, a child process doing what Syncthing does).
-@Suite("CloudDocument and programs that do not coordinate", .serialized, .timeLimit(.minutes(1)))
+@Suite("CloudDocument and programs that do not coordinate", .serialized, .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct UncoordinatedFileChangeTests {
     @Test("rm of the file of a clean document: it closes ([closed]) and is unregistered")
     func removalClosesCleanDocument() async throws {

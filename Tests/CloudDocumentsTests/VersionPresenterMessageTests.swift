@@ -1,9 +1,10 @@
 import FileCoordination
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
-@Suite("Version messages to presenters", .timeLimit(.minutes(1)))
+@Suite("Version messages to presenters", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct VersionPresenterMessageTests {
     @Test("gain, resolve and lose reach every presenter of the item, the changing coordinator's own included")
     func messagesReachEveryPresenter() async throws {

@@ -2,6 +2,7 @@ import FileCoordination
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import CloudDocuments
 
 // Apple's recipe changes an item's versions "from a block passed to a file coordinator": resolving
@@ -14,7 +15,7 @@ private let recipeOptions: [Coordinator.WritingOptions] = [.forDeleting, [], .fo
 /// A Syncthing conflict copy's name for `doc.txt`.
 private let syncthingCopy = "doc.sync-conflict-20261123-051644-SUBNBV7.txt"
 
-@Suite("Versions changed inside a coordinated write of their item", .timeLimit(.minutes(1)))
+@Suite("Versions changed inside a coordinated write of their item", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct VersionsInsideCoordinationTests {
     @Test("stored versions: isResolved = true and removeOtherVersionsOfItem work inside the write", arguments: recipeOptions)
     func storedVersionsInsideWrite(options: Coordinator.WritingOptions) throws {

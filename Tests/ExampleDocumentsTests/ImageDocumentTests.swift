@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ExampleDocuments
 
 private enum ImageFixtures {
@@ -49,7 +50,7 @@ private func closeAndExpectReopened(_ document: ImageDocument, toShow expected: 
     }
 }
 
-@Suite("ImageDocument: PNG, PPM and PGM documents", .timeLimit(.minutes(1)))
+@Suite("ImageDocument: PNG, PPM and PGM documents", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct ImageDocumentTests {
     @Test("opens a PNG written by another encoder (libpng) with the reference pixels")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ExampleDocuments
 
 /// Writes `bytes` as the file `name` in `folder` and opens a TextDocument on it.
@@ -11,7 +12,7 @@ private func openTextFile(_ name: String, holding bytes: Data, in folder: URL) a
     return (url, document)
 }
 
-@Suite("TextDocument: UTF-8 text, line endings, BOM, undo", .timeLimit(.minutes(1)))
+@Suite("TextDocument: UTF-8 text, line endings, BOM, undo", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 @MainActor
 struct TextDocumentTests {
     @Test("a new document saved for creating writes UTF-8; opening it again reads the same text")

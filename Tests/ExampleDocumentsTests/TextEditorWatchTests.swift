@@ -4,7 +4,7 @@ import Glibc
 import Testing
 
 /// `text-editor watch` while other programs, which do not coordinate, rename and delete the file.
-@Suite("text-editor watch: moves and deletions by other programs", .timeLimit(.minutes(1)))
+@Suite("text-editor watch: moves and deletions by other programs", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct TextEditorWatchTests {
     @Test("mv then rm, each a process of its own: watch prints the move, then the deletion, and ends")
     func moveThenDelete() async throws {

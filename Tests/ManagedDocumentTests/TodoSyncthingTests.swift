@@ -4,7 +4,7 @@ import TestSupport
 
 /// The `todo` example on two devices whose containers two real, linked Syncthing instances keep
 /// in sync (SyncthingPair): the documents stay local, the change logs travel.
-@Suite("Real Syncthing: the todo list between two devices", .serialized, .timeLimit(.minutes(3)),
+@Suite("Real Syncthing: the todo list between two devices", .serialized, .timeLimit(.minutes(3 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.syncthing.isInstalledOrRequired, Comment(rawValue: RequiredTool.syncthing.missingMessage)))
 struct TodoSyncthingTests {
     static func arguments(_ pair: SyncthingPair, _ side: SyncthingPair.Side, _ command: [String]) -> [String] {

@@ -8,7 +8,7 @@ import TestSupport
 // file streamed both ways, and a long run of requests across Apache's keep-alive limit
 // (MaxKeepAliveRequests 100: the 100th answer on a connection says `Connection: close`).
 
-@Suite("Plain HTTP client against Apache mod_dav", .timeLimit(.minutes(3)),
+@Suite("Plain HTTP client against Apache mod_dav", .timeLimit(.minutes(3 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.apache2.isInstalledOrRequired, Comment(rawValue: RequiredTool.apache2.missingMessage)))
 struct PlainHTTPApacheTests {
     @Test("a 48 MiB file goes up and comes back byte for byte, with progress to the end both ways")

@@ -9,7 +9,7 @@ import TestSupport
 // lying bodies, header floods, garbage, trickles, connections closed between requests. Every bad
 // answer must end as a typed error, and the next request must still work.
 
-@Suite("Plain HTTP client: keep-alive, framing and hostile answers", .timeLimit(.minutes(2)))
+@Suite("Plain HTTP client: keep-alive, framing and hostile answers", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct PlainHTTPClientTests {
     static func store(_ server: RawHTTPServer, timeout: TimeInterval = 60,
                       exchangeDeadline: TimeInterval = WebDAVConfiguration.defaultExchangeDeadline,

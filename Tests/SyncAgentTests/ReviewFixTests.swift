@@ -11,7 +11,7 @@ import Ubiquity
 /// The fixes of an adversarial review: a FIFO in the request inbox, an overall deadline per
 /// request, a capped GET body, bounded listings, literal loopback only, tags without control
 /// characters, and a log cut back after a failed append.
-@Suite("Review fixes: bounded reads, deadlines, caps", .timeLimit(.minutes(2)))
+@Suite("Review fixes: bounded reads, deadlines, caps", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct ReviewFixTests {
     // MARK: 1. Request inbox
 

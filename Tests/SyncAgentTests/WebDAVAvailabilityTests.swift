@@ -3,7 +3,7 @@ import SyncAgent
 import Testing
 import TestSupport
 
-@Suite("WebDAV store: an unavailable server is a typed, retryable error", .timeLimit(.minutes(1)),
+@Suite("WebDAV store: an unavailable server is a typed, retryable error", .timeLimit(.minutes(1 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.apache2.isInstalledOrRequired, Comment(rawValue: RequiredTool.apache2.missingMessage)))
 struct WebDAVAvailabilityTests {
     @Test("Apache answering 503 through its own configuration is unavailable (Retry-After read); served again, calls succeed")

@@ -8,7 +8,7 @@ import TestSupport
 // A download of a listed file stops once the body passes the listed size plus a margin, whether
 // or not the answer announced a length: a typed error, and no partial file left behind.
 
-@Suite("WebDAV: downloads are capped at the listed size plus a margin", .timeLimit(.minutes(2)))
+@Suite("WebDAV: downloads are capped at the listed size plus a margin", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct WebDAVDownloadCapTests {
     @Test("the margin: a tenth of the size, at least 1 MiB, never overflowing")
     func margin() {

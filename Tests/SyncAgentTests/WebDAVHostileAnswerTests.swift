@@ -7,7 +7,7 @@ import TestSupport
 // Answers no honest server gives, from a scripted loopback server (WebDAVScriptedServer): every one
 // must end as a typed error, with bounded memory, and no item outside the root may come out.
 
-@Suite("WebDAV store: hostile and broken answers are typed errors", .timeLimit(.minutes(1)))
+@Suite("WebDAV store: hostile and broken answers are typed errors", .timeLimit(.minutes(1 * Polling.deadlineScale)))
 struct WebDAVHostileAnswerTests {
     /// A multistatus listing of the folder `/dav/` with one more response whose href is `href`.
     static func listing(port: UInt16, href: String) -> Data {

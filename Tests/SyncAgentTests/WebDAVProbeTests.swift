@@ -6,7 +6,7 @@ import TestSupport
 // The probe against the real servers whose behaviour ../shared/peers/README.md records: it must tell
 // the safe one (Apache with FileETag Digest) from each rule-breaker, and leave nothing behind.
 
-@Suite("WebDAV probe: what each real server honours", .timeLimit(.minutes(2)))
+@Suite("WebDAV probe: what each real server honours", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct WebDAVProbeTests {
     /// Runs the probe against a fresh server of `kind`; checks that the probe folder is gone and the
     /// result is kept by the store.

@@ -7,7 +7,7 @@ import TestSupport
 // The WebDAV store against a real Apache mod_dav_fs with `FileETag Digest` (strong tags): the main
 // server of the sync agent's tests.
 
-@Suite("WebDAV store: round trips against Apache mod_dav (FileETag Digest)", .timeLimit(.minutes(2)),
+@Suite("WebDAV store: round trips against Apache mod_dav (FileETag Digest)", .timeLimit(.minutes(2 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.apache2.isInstalledOrRequired, Comment(rawValue: RequiredTool.apache2.missingMessage)))
 struct WebDAVRoundTripTests {
     @Test("upload, list, download, move, delete and make folders, names with spaces, UTF-8, %, #, ? included")

@@ -9,7 +9,7 @@ import TestSupport
 // engine reuses the plan made from the same input. What must never happen: a change missed — in
 // particular a same-size rewrite in place on Apache, which leaves the folder's own tag as it was.
 
-@Suite("WebDAV: unchanged listings are not read again, changes always are", .timeLimit(.minutes(2)))
+@Suite("WebDAV: unchanged listings are not read again, changes always are", .timeLimit(.minutes(2 * Polling.deadlineScale)))
 struct WebDAVUnchangedListingTests {
     // MARK: The digest
 

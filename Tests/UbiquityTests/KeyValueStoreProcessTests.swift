@@ -4,7 +4,7 @@ import TestSupport
 import FoundationCompatibility
 @testable import Ubiquity
 
-@Suite("Key-value store: processes, devices, crashes, conflict copies, accounts", .serialized, .timeLimit(.minutes(3)))
+@Suite("Key-value store: processes, devices, crashes, conflict copies, accounts", .serialized, .timeLimit(.minutes(3 * Polling.deadlineScale)))
 struct KeyValueStoreProcessTests {
     /// Runs two `kv-write` workers at once (both released by one line each) and returns what each
     /// saw at the end, as `KEY=VALUE` lines.

@@ -6,7 +6,7 @@ import TestSupport
 // Real Syncthing (SyncthingPair, Tests/TestSupport): two linked instances on 127.0.0.1, each
 // syncing one "device"'s ubiquity root. Serialized: each test runs a pair of its own.
 
-@Suite("Real Syncthing: the key-value store between two devices", .serialized, .timeLimit(.minutes(3)),
+@Suite("Real Syncthing: the key-value store between two devices", .serialized, .timeLimit(.minutes(3 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.syncthing.isInstalledOrRequired, Comment(rawValue: RequiredTool.syncthing.missingMessage)))
 struct KeyValueSyncthingTests {
     static let container = "com.example.app"

@@ -7,7 +7,7 @@ import TestSupport
 // holding the container `com.example.notes`; B runs a live query of its documents scope.
 // Serialized: each test runs a pair of its own.
 
-@Suite("Real Syncthing: live metadata queries", .serialized, .timeLimit(.minutes(3)),
+@Suite("Real Syncthing: live metadata queries", .serialized, .timeLimit(.minutes(3 * Polling.deadlineScale)),
        .enabled(if: RequiredTool.syncthing.isInstalledOrRequired, Comment(rawValue: RequiredTool.syncthing.missingMessage)))
 struct SyncthingQueryTests {
     private static let identifier = "com.example.notes"
