@@ -16,10 +16,18 @@ public struct HybridLogicalClock: Sendable {
     let now: @Sendable () -> UInt64
 
     public init(device: String, latest: UInt64 = 0,
-                now: @escaping @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }) {
+                now: @escaping @Sendable () -> UInt64 = HybridLogicalClock.wallMilliseconds) {
         self.device = device
         self.latest = latest
         self.now = now
+    }
+
+    /// The wall clock in milliseconds since 1970 (`CLOCK_REALTIME`; 0 before 1970): read for
+    /// every local write, so straight from the system rather than through `Date`.
+    @Sendable public static func wallMilliseconds() -> UInt64 {
+        var time = timespec()
+        guard clock_gettime(CLOCK_REALTIME, &time) == 0, time.tv_sec >= 0 else { return 0 }
+        return UInt64(time.tv_sec) &* 1000 &+ UInt64(time.tv_nsec / 1_000_000)
     }
 
     /// A new timestamp for a local write, later than every one handed out or observed.

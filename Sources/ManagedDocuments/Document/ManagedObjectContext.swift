@@ -28,7 +28,14 @@ public final class ManagedObjectContext {
         return synchronizer
     }
 
-    private func changed() { document?.updateChangeCount(.done) }
+    /// Runs the change `body` on the open store, then marks the document changed (one look-up of
+    /// the document for both: an insert is a few microseconds, and each look-up a part of it).
+    private func edit<T>(_ body: (RecordStore) throws(ManagedStoreError) -> T) throws(ManagedStoreError) -> T {
+        guard let document, let synchronizer = document.engine.withLock({ $0?.synchronizer }) else { throw .notOpen }
+        let result = try synchronizer.withStore(body)
+        document.updateChangeCount(.done)
+        return result
+    }
 
     /// Inserts a record of `entityName` (the attributes not given take their defaults).
     ///
@@ -38,9 +45,7 @@ public final class ManagedObjectContext {
     ///   ``ManagedStoreError/invalidValue(entity:attribute:reason:)``, ``ManagedStoreError/database(_:)``.
     @discardableResult
     public func insert(_ entityName: String, _ values: [String: AttributeValue] = [:]) throws(ManagedStoreError) -> ManagedObjectID {
-        let id = try store().withStore { store throws(ManagedStoreError) in try store.insert(entityName, values) }
-        changed()
-        return id
+        try edit { store throws(ManagedStoreError) in try store.insert(entityName, values) }
     }
 
     /// Sets `values` on the record `id`.
@@ -48,16 +53,14 @@ public final class ManagedObjectContext {
     /// - Throws: ``ManagedStoreError/recordNotFound(_:)`` (deleted, here or by an import),
     ///   ``ManagedStoreError/uniqueAttributeImmutable(entity:attribute:)``, and what ``insert(_:_:)`` throws.
     public func update(_ id: ManagedObjectID, _ values: [String: AttributeValue]) throws(ManagedStoreError) {
-        try store().withStore { store throws(ManagedStoreError) in try store.update(id, values) }
-        changed()
+        try edit { store throws(ManagedStoreError) in try store.update(id, values) }
     }
 
     /// Deletes the record `id` (Core Data's `delete(_:)`).
     ///
     /// - Throws: ``ManagedStoreError/recordNotFound(_:)``, ``ManagedStoreError/database(_:)``.
     public func delete(_ id: ManagedObjectID) throws(ManagedStoreError) {
-        try store().withStore { store throws(ManagedStoreError) in try store.delete(id) }
-        changed()
+        try edit { store throws(ManagedStoreError) in try store.delete(id) }
     }
 
     /// The live records `request` asks for, unsaved changes included.

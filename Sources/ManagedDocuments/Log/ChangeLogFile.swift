@@ -7,22 +7,32 @@ import Foundation
 ///
 /// ```
 /// "ManagedDocuments change log\n" | "ManagedDocuments baseline\n"   a line for people (`head -1`)
-/// "MDLOG" u8 format (1)
+/// "MDLOG" u8 format (2)
 /// u8 kind (1 log, 2 baseline)  u32 schema version  str device  u64 sequence  u64 written (ms)
 /// u32 n, n × (str device, u64 sequence)        coverage: every log of `device` up to `sequence`
 ///                                              was applied by the writer when it wrote this
 /// u32 n, n × str                               names: entities, attributes, devices
-/// u32 n, n × change: u32 entity name index, 16 bytes record id,
-///                    u16 m, m × (u32 attribute name index, value, u64 packed HLC, u32 device index)
+/// u32 n, n × change: var entity name index, 16 bytes record id,
+///                    u64 packed HLC, var device name index          the change's clock
+///                    var m, m × (var (attribute name index << 1 | own clock), value
+///                                [, u64 packed HLC, var device name index])
 /// u32 CRC-32 of every byte before it, "END\n"
 /// ```
-/// A value is a type tag (0 null, then ``AttributeType``'s raw values) and its payload; a string
-/// is a u32 byte count and UTF-8. A file whose format is later than ``currentFormat`` is refused,
-/// as is one whose schema version is later than the program's (``ManagedStoreError``).
+/// `var` is an unsigned LEB128 varint (7 bits a byte, low first; most take one byte). A register
+/// has the change's clock unless the low bit of its name field is set: then its own clock
+/// follows its value (a baseline's record whose attributes were written at different times). A
+/// value is a type tag (0 null, then ``AttributeType``'s raw values) and its payload: a string
+/// or data as a varint byte count and the bytes, an integer as a zigzag varint, a double or date
+/// as 8 bytes, a bool as 1, a UUID as 16. The header's strings are a u32 byte count and UTF-8.
+///
+/// Format 1 (before) had no change clock and fixed-size fields: `u32 entity, id, u16 m,
+/// m × (u32 attribute, value, u64 packed HLC, u32 device)`, string and data lengths as u32 and
+/// integers as 8 bytes; it is still read. A file whose format is later than ``currentFormat`` is
+/// refused, as is one whose schema version is later than the program's (``ManagedStoreError``).
 struct ChangeLogFile: Sendable, Equatable {
     enum Kind: UInt8, Sendable { case log = 1, baseline = 2 }
 
-    static let currentFormat: UInt8 = 1
+    static let currentFormat: UInt8 = 2
     static let magic = Array("MDLOG".utf8)
     static let trailer = Array("END\n".utf8)
     /// The largest file read (1 GiB): larger is damaged, refused before it is read.
@@ -43,68 +53,16 @@ struct ChangeLogFile: Sendable, Equatable {
     }
 
     func encoded() -> [UInt8] {
-        encoded(pending: changes.map { .change($0) })
+        var log = PendingLog()
+        for change in changes { log.append(change) }
+        return encoded(pending: log)
     }
 
-    /// The file with `pending` as its changes (in place of ``changes``): a save encodes its
-    /// local changes as they wait, inserts straight from their rows.
-    func encoded(pending: [PendingChange]) -> [UInt8] {
-        var names: [String] = []
-        var index: [String: UInt32] = [:]
-        func name(_ text: String) -> UInt32 {
-            if let known = index[text] { return known }
-            let made = UInt32(names.count)
-            names.append(text)
-            index[text] = made
-            return made
-        }
-        // Most registers of a log were written by one device: its index is kept at hand
-        // (comparing two equal strings is cheaper than hashing one).
-        var lastDevice: (name: String, index: UInt32)?
-        func deviceIndex(_ text: String) -> UInt32 {
-            if let last = lastDevice, last.name == text { return last.index }
-            let made = name(text)
-            lastDevice = (text, made)
-            return made
-        }
-        // The name indices of each entity's registers, in its plan's column order.
-        var planNames: [ObjectIdentifier: (entity: UInt32, registers: [UInt32])] = [:]
-        var body = LogWriter()
-        body.bytes.reserveCapacity(64 + pending.count * 96)
-        body.u32(UInt32(pending.count))
-        for change in pending {
-            switch change {
-            case .row(let plan, let id, let registers):
-                let indices: (entity: UInt32, registers: [UInt32])
-                if let known = planNames[ObjectIdentifier(plan)] {
-                    indices = known
-                } else {
-                    indices = (name(plan.entity.name), plan.names.map { name($0) })
-                    planNames[ObjectIdentifier(plan)] = indices
-                }
-                body.u32(indices.entity)
-                body.uuid(id)
-                body.u16(UInt16(truncatingIfNeeded: registers.count))
-                for (position, register) in registers.enumerated() {
-                    body.u32(indices.registers[position])
-                    body.value(register.value)
-                    body.u64(register.timestamp.packed)
-                    body.u32(deviceIndex(register.timestamp.device))
-                }
-            case .change(let change):
-                body.u32(name(change.entity))
-                body.uuid(change.id)
-                body.u16(UInt16(truncatingIfNeeded: change.registers.count))
-                for (attribute, register) in change.registers.sorted(by: { $0.key < $1.key }) {
-                    body.u32(name(attribute))
-                    body.value(register.value)
-                    body.u64(register.timestamp.packed)
-                    body.u32(deviceIndex(register.timestamp.device))
-                }
-            }
-        }
+    /// The file with `log`'s changes (in place of ``changes``): a save frames the local changes
+    /// its store encoded as they were made.
+    func encoded(pending log: PendingLog) -> [UInt8] {
         var writer = LogWriter()
-        writer.bytes.reserveCapacity(body.bytes.count + 256 + 40 * (coverage.count + names.count))
+        writer.bytes.reserveCapacity(log.body.bytes.count + 256 + 40 * (coverage.count + log.names.count))
         writer.bytes += Array(Self.title(of: kind).utf8)
         writer.bytes += Self.magic
         writer.u8(Self.currentFormat)
@@ -118,9 +76,10 @@ struct ChangeLogFile: Sendable, Equatable {
             writer.string(device)
             writer.u64(sequence)
         }
-        writer.u32(UInt32(names.count))
-        for text in names { writer.string(text) }
-        writer.bytes += body.bytes
+        writer.u32(UInt32(log.names.count))
+        for text in log.names { writer.string(text) }
+        writer.u32(UInt32(truncatingIfNeeded: log.count))
+        writer.bytes += log.body.bytes
         writer.u32(CRC32.checksum(writer.bytes))
         writer.bytes += Self.trailer
         return writer.bytes
@@ -144,7 +103,7 @@ struct ChangeLogFile: Sendable, Equatable {
         file.changes = indexed.changes.map { change in
             var registers: [String: Register] = [:]
             registers.reserveCapacity(change.registers.count)
-            for (name, register) in change.registers { registers[indexed.names[name]] = register }
+            for (name, register) in indexed.registers[change.registers] { registers[indexed.names[name]] = register }
             return RecordChange(entity: indexed.names[change.entity], id: change.id, registers: registers)
         }
         return file
@@ -172,38 +131,63 @@ struct ChangeLogFile: Sendable, Equatable {
         var names: [String] = []
         names.reserveCapacity(nameCount)
         for _ in 0..<nameCount { names.append(try reader.string()) }
-        func nameIndex(_ index: UInt32) throws(LogReader.Damaged) -> Int {
-            guard Int(index) < names.count else { throw LogReader.Damaged(reason: "a name index is out of range") }
-            return Int(index)
+        func nameIndex(_ index: Int) throws(LogReader.Damaged) -> Int {
+            guard index >= 0, index < names.count else { throw LogReader.Damaged(reason: "a name index is out of range") }
+            return index
         }
         let changeCount = Int(try reader.u32())
         guard changeCount <= reader.remaining else { throw LogReader.Damaged(reason: "its change count is too large") }
         var changes: [IndexedChange] = []
         changes.reserveCapacity(changeCount)
+        // Every change's registers in one array (a change holds its range): no array per change.
+        var registers: [(name: Int, register: Register)] = []
+        registers.reserveCapacity(min(reader.remaining / 6, changeCount * 8))
         for _ in 0..<changeCount {
-            let entity = try nameIndex(try reader.u32())
-            let id = try reader.uuid()
-            let registerCount = Int(try reader.u16())
-            var registers: [(name: Int, register: Register)] = []
-            registers.reserveCapacity(registerCount)
-            for _ in 0..<registerCount {
-                let attribute = try nameIndex(try reader.u32())
-                let value = try reader.value()
+            let first = registers.count
+            if header.format >= 2 {
+                // The change's clock, which its registers have unless they carry their own.
+                let entity = try nameIndex(try reader.count())
+                let id = try reader.uuid()
                 let packed = try reader.u64()
-                let device = names[try nameIndex(try reader.u32())]
-                registers.append((attribute, Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device))))
+                let base = HybridTimestamp(packed: packed, device: names[try nameIndex(try reader.count())])
+                let registerCount = try reader.count()
+                guard registerCount <= reader.remaining else { throw LogReader.Damaged(reason: "a change has too many registers") }
+                for _ in 0..<registerCount {
+                    let flagged = try reader.count()
+                    let attribute = try nameIndex(flagged >> 1)
+                    let value = try reader.compactValue()
+                    var timestamp = base
+                    if flagged & 1 != 0 {
+                        let packed = try reader.u64()
+                        timestamp = HybridTimestamp(packed: packed, device: names[try nameIndex(try reader.count())])
+                    }
+                    registers.append((attribute, Register(value: value, timestamp: timestamp)))
+                }
+                changes.append(IndexedChange(entity: entity, id: id, registers: first..<registers.count))
+            } else {
+                // Format 1: every register with its clock, fixed-size fields.
+                let entity = try nameIndex(Int(try reader.u32()))
+                let id = try reader.uuid()
+                let registerCount = Int(try reader.u16())
+                for _ in 0..<registerCount {
+                    let attribute = try nameIndex(Int(try reader.u32()))
+                    let value = try reader.value()
+                    let packed = try reader.u64()
+                    let device = names[try nameIndex(Int(try reader.u32()))]
+                    registers.append((attribute, Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device))))
+                }
+                changes.append(IndexedChange(entity: entity, id: id, registers: first..<registers.count))
             }
-            changes.append(IndexedChange(entity: entity, id: id, registers: registers))
         }
         guard reader.remaining == 0 else { throw LogReader.Damaged(reason: "it has \(reader.remaining) unexpected bytes") }
         let file = ChangeLogFile(kind: header.kind, schemaVersion: header.schemaVersion, device: header.device,
                                  sequence: header.sequence, writtenMilliseconds: header.written, coverage: header.coverage,
                                  changes: [])
-        return IndexedLogFile(file: file, names: names, changes: changes)
+        return IndexedLogFile(file: file, names: names, changes: changes, registers: registers)
     }
 
     private static func readHeader(_ reader: inout LogReader) throws(LogReader.Damaged)
-        -> (kind: Kind, schemaVersion: Int, device: String, sequence: UInt64, written: UInt64, coverage: [String: UInt64]) {
+        -> (format: UInt8, kind: Kind, schemaVersion: Int, device: String, sequence: UInt64, written: UInt64, coverage: [String: UInt64]) {
         // The title line, then the magic.
         guard let newline = reader.bytes.firstIndex(of: 0x0A), newline < 64 else {
             throw LogReader.Damaged(reason: "it is not a ManagedDocuments change log (no title line)")
@@ -213,6 +197,7 @@ struct ChangeLogFile: Sendable, Equatable {
             throw LogReader.Damaged(reason: "it is not a ManagedDocuments change log (no MDLOG marker)")
         }
         let format = try reader.u8()
+        guard format >= 1 else { throw LogReader.Damaged(reason: "it has format 0, which no program wrote") }
         guard format <= currentFormat else {
             throw LogReader.Damaged(reason: "it has format \(format), newer than this program's \(currentFormat)")
         }
@@ -228,22 +213,25 @@ struct ChangeLogFile: Sendable, Equatable {
             let device = try reader.string()
             coverage[device] = try reader.u64()
         }
-        return (kind, schemaVersion, device, sequence, written, coverage)
+        return (format, kind, schemaVersion, device, sequence, written, coverage)
     }
 }
 
 /// A change as its file holds it: the entity and each register's attribute named by their index
-/// in the file's name table (``IndexedLogFile/names``).
+/// in the file's name table (``IndexedLogFile/names``), its registers a range of
+/// ``IndexedLogFile/registers``.
 struct IndexedChange: Sendable {
     var entity: Int
     var id: UUID
-    var registers: [(name: Int, register: Register)]
+    var registers: Range<Int>
 }
 
 /// A decoded file whose changes keep the file's name indices (``ChangeLogFile/decodeIndexed(_:)``):
-/// the header in ``file`` (its `changes` empty), the name table, the changes.
+/// the header in ``file`` (its `changes` empty), the name table, the changes, and the registers
+/// of every change in one array.
 struct IndexedLogFile: Sendable {
     var file: ChangeLogFile
     var names: [String]
     var changes: [IndexedChange]
+    var registers: [(name: Int, register: Register)]
 }

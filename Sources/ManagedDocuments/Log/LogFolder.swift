@@ -86,25 +86,40 @@ struct LogFolder: Sendable {
         }
     }
 
+    /// Makes this device's folder if it is missing (when the store opens: the first save then
+    /// only writes its log). Best effort: a folder that cannot be made now is made, or its error
+    /// reported, by the first ``write(_:kind:sequence:removingStaleTemporaries:)``.
+    func prepare() {
+        try? FileManager.default.createDirectory(atPath: ownFolder.path, withIntermediateDirectories: true)
+    }
+
     /// Writes `bytes` as a new file of this device: a temporary file, flushed, renamed to a name
-    /// no file ever had, then the folder flushed. Makes the folders as needed.
+    /// no file ever had, then the folder flushed. Makes the folders when they are missing.
+    /// `removingStaleTemporaries`: first removes the temporary files a killed write left (the
+    /// first write of a process does; the caller holds the store's write transaction, so no other
+    /// process of this device is writing).
     ///
     /// - Returns: the entry written.
     /// - Throws: ``ManagedStoreError/writeFailed(path:errno:)``; nothing is left behind but,
-    ///   after a crash, a temporary file (a dot name, ignored, removed by the next write).
-    func write(_ bytes: [UInt8], kind: ChangeLogFile.Kind, sequence: UInt64) throws(ManagedStoreError) -> Entry {
+    ///   after a crash, a temporary file (a dot name, ignored, removed by a later write).
+    func write(_ bytes: [UInt8], kind: ChangeLogFile.Kind, sequence: UInt64,
+               removingStaleTemporaries: Bool = true) throws(ManagedStoreError) -> Entry {
         let folder = ownFolder.path
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            throw .writeFailed(path: folder, errno: (error as NSError).domain == NSPOSIXErrorDomain
-                               ? Errno(rawValue: Int32((error as NSError).code)) : .ioError)
-        }
-        removeStaleTemporaries(in: folder)
+        if removingStaleTemporaries { removeStaleTemporaries(in: folder) }
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let name = String(format: "%016llu-%@.%@", sequence, String(repeating: "0", count: 8 - random.count) + random,
                           kind == .log ? Self.logExtension : Self.baselineExtension)
         let final = folder + "/" + name
         let temporary = folder + "/.\(name).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if descriptor < 0 && errno == ENOENT {
+            // The first file of this device (or the container was emptied): make the folders.
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw .writeFailed(path: folder, errno: (error as NSError).domain == NSPOSIXErrorDomain
+                                   ? Errno(rawValue: Int32((error as NSError).code)) : .ioError)
+            }
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
         guard descriptor >= 0 else { throw .writeFailed(path: temporary, errno: .current) }
         var written = 0
         var failure: Errno?

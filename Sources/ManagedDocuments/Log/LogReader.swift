@@ -38,6 +38,55 @@ struct LogReader {
         return value
     }
 
+    /// An unsigned LEB128 varint of at most 10 bytes that fits 64 bits.
+    mutating func varint() throws(Damaged) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < end else { throw Damaged(reason: "it ends early (truncated at byte \(end))") }
+            let byte = bytes[offset]
+            offset += 1
+            guard shift < 64, shift < 63 || byte <= 1 else { throw Damaged(reason: "a number is too long") }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    /// A varint used as a count, length or index: at most `Int32.max`.
+    mutating func count() throws(Damaged) -> Int {
+        let value = try varint()
+        guard value <= UInt64(Int32.max) else { throw Damaged(reason: "a count is too large") }
+        return Int(value)
+    }
+
+    /// A UTF-8 string of `count` bytes.
+    mutating func string(count: Int) throws(Damaged) -> String {
+        // Validated from the buffer itself (the generic slice path looked up type metadata per string).
+        let text = try take(count).withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        guard let text else { throw Damaged(reason: "a string is not UTF-8") }
+        return text
+    }
+
+    /// A value as format 2 writes it (``LogWriter/compactValue(_:)``).
+    mutating func compactValue() throws(Damaged) -> AttributeValue {
+        guard offset < end else { throw Damaged(reason: "it ends early (truncated at byte \(end))") }
+        switch bytes[offset] {
+        case AttributeType.string.rawValue:
+            offset += 1
+            return .string(try string(count: try count()))
+        case AttributeType.integer.rawValue:
+            offset += 1
+            let zigzag = try varint()
+            return .integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
+        case AttributeType.data.rawValue:
+            offset += 1
+            return .data(Data(try take(try count())))
+        default:
+            return try value()
+        }
+    }
+
     mutating func string() throws(Damaged) -> String {
         let count = Int(try u32())
         let utf8 = try take(count)

@@ -25,11 +25,40 @@ final class SQLiteStatement {
         self.sql = sql
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        identifierBytes.deallocate()
+        textArena.deallocate()
+    }
+
+    /// Where text values bound since the last ``reset()`` are copied, SQLite reading them in
+    /// place (`SQLITE_STATIC`) instead of allocating a copy of each per bind. Only ever grown in
+    /// ``reset()``, after the bindings are cleared, so no binding points into freed memory; a
+    /// text that does not fit meanwhile is bound as SQLite's own copy.
+    private var textArena = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+    private var textArenaCapacity = 256
+    private var textArenaUsed = 0
+    /// The arena size the texts of one row wanted (grown to at the next reset).
+    private var textArenaWanted = 0
+    /// Rows with more text than this bind it as SQLite's copies (the arena stays small).
+    static let largestTextArena = 64 * 1024
+
+    /// Where ``bindIdentifier(_:)`` puts the record identifier it binds: SQLite reads it in
+    /// place (`SQLITE_STATIC`) instead of copying it into memory of its own per bind. Lives as
+    /// long as the statement (finalized first), rewritten only by the next bind.
+    private let identifierBytes = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+
+    /// Binds `uuid` as its 16 bytes to parameter 1, without SQLite copying them (see
+    /// ``identifierBytes``): the hot statements' key.
+    func bindIdentifier(_ uuid: UUID) throws(SQLiteError) {
+        identifierBytes.storeBytes(of: uuid.uuid, as: uuid_t.self)
+        let result = sqlite3_bind_blob(handle, 1, identifierBytes, 16, nil)
+        guard result == SQLITE_OK else { throw connection.error(result, "bind parameter 1 of \(sql.prefix(80))") }
+    }
 
     /// Binds `values` to the parameters 1… (after resetting the statement).
     func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
-        sqlite3_reset(handle)
+        reset()
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))
@@ -42,13 +71,48 @@ final class SQLiteStatement {
         case .null: result = sqlite3_bind_null(handle, index)
         case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
         case .real(let number): result = sqlite3_bind_double(handle, index, number)
-        case .text(let text): result = sqlite3_bind_text(handle, index, text, -1, SQLiteConnection.transient)
+        case .text(let text):
+            try bind(AttributeValue.string(text), at: index)  // by its length: a string holding NUL is kept whole
+            return
         case .blob(let data):
             result = data.withUnsafeBytes { bytes in
                 // A zero-length blob is bound as an empty blob, not NULL.
                 sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count),
                                   SQLiteConnection.transient)
             }
+        }
+        guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
+    }
+
+    /// Binds an attribute value as the store keeps it (``AttributeValue/sqliteValue``), without
+    /// the intermediate value for the common types.
+    func bind(_ value: AttributeValue, at index: Int32) throws(SQLiteError) {
+        let result: Int32
+        switch value {
+        case .null: result = sqlite3_bind_null(handle, index)
+        case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
+        case .bool(let flag): result = sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+        case .double(let number): result = sqlite3_bind_double(handle, index, number)
+        case .string(var text):
+            result = text.withUTF8 { utf8 in
+                let count = utf8.count
+                // A zero-length string is bound as an empty text, not NULL.
+                guard let base = utf8.baseAddress, count > 0 else {
+                    return sqlite3_bind_text(handle, index, "", 0, SQLiteConnection.transient)
+                }
+                textArenaWanted += count
+                guard count <= textArenaCapacity - textArenaUsed else {
+                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                             Int32(clamping: count), SQLiteConnection.transient)
+                }
+                let copy = textArena + textArenaUsed
+                copy.copyMemory(from: base, byteCount: count)
+                textArenaUsed += count
+                return sqlite3_bind_text(handle, index, copy.assumingMemoryBound(to: CChar.self), Int32(count), nil)
+            }
+        default:
+            try bind(value.sqliteValue, at: index)
+            return
         }
         guard result == SQLITE_OK else { throw connection.error(result, "bind parameter \(index) of \(sql.prefix(80))") }
     }
@@ -88,11 +152,31 @@ final class SQLiteStatement {
     /// The integer in column `index` of the current row (0 for NULL; SQLite converts others).
     func integer(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
+    /// Calls `body` with the bytes of the blob in column `index` of the current row (empty for
+    /// NULL or an empty blob; SQLite converts other classes), valid only during the call.
+    func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let bytes = sqlite3_column_blob(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard let bytes, count > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
     /// Whether column `index` of the current row is NULL.
     func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
 
     /// Resets the statement (keeping its bindings), so it can run again.
-    func reset() { sqlite3_reset(handle) }
+    func reset() {
+        sqlite3_reset(handle)
+        textArenaUsed = 0
+        if textArenaWanted > textArenaCapacity && textArenaWanted <= Self.largestTextArena {
+            // Grown for rows like the last one, once no binding points into the old arena.
+            sqlite3_clear_bindings(handle)
+            textArena.deallocate()
+            textArenaCapacity = max(textArenaWanted, 2 * textArenaCapacity)
+            textArena = UnsafeMutableRawPointer.allocate(byteCount: textArenaCapacity, alignment: 8)
+        }
+        textArenaWanted = 0
+    }
 
     /// Runs one step: `true` when a row is available (read it with ``value(at:)``), `false` when done.
     func step() throws(SQLiteError) -> Bool {

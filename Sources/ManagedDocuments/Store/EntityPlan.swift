@@ -1,62 +1,120 @@
 import Foundation
 
-/// The prepared SQL of one entity: its registers in column order (the existence register first)
-/// with their types, and the two statements every change runs — read a record's registers, write
-/// them back — prepared once per store. Positional arrays instead of dictionaries: the merge of
-/// one change is a loop over a few registers.
+/// The prepared SQL of one entity: its registers (the existence register first) with their
+/// types, and the statements every change runs — read a record's registers, write them back,
+/// insert a new record — prepared once per store. Positional arrays instead of dictionaries: the
+/// merge of one change is a loop over a few registers.
+///
+/// Rows are of store layout 2 (``RecordTables``): one value column per register and the row's
+/// clocks (``RowClocks``) — one clock for the row when every register has the same, else a blob.
 final class EntityPlan {
     let entity: EntityDescription
-    /// Register names in column order: ``RecordChange/existence``, then the attributes.
+    /// Register names: ``RecordChange/existence``, then the attributes in the table's column order.
     let names: [String]
     /// The type of each register (`bool` for existence).
     let types: [AttributeType]
+    /// The value an insert gives each register it is not given (existence: `true`).
+    let defaults: [AttributeValue]
+    /// Whether each register may be null (existence: no).
+    let optional: [Bool]
+    /// The position of the entity's unique attribute, if it has one.
+    let uniquePosition: Int?
     /// Register name → position in ``names``.
     let index: [String: Int]
+    /// Per register, its entry in a row's clock blob (its place among the table's register columns).
+    let slots: [Int]
+    /// The number of register columns of the table (the entries of a clock blob).
+    let slotCount: Int
     let selectStatement: SQLiteStatement
     let writeStatement: SQLiteStatement
     let insertStatement: SQLiteStatement
     private let connection: SQLiteConnection
 
+    /// The plan of `entity`, whose table (of layout 2) exists with a column for each of its registers.
     init(_ entity: EntityDescription, connection: SQLiteConnection) throws(SQLiteError) {
         self.entity = entity
-        names = RecordTables.registers(of: entity)
-        types = [.bool] + entity.attributes.map(\.type)
+        let registerColumns = try RecordTables.registerColumns(of: entity.name, in: connection)
+        // Existence first (the merge reads it at position 0), then the declared attributes in
+        // column order; a column the schema no longer declares keeps its slot, unused.
+        var names = [RecordChange.existence]
+        var types: [AttributeType] = [.bool]
+        var defaults: [AttributeValue] = [.bool(true)]
+        var optional = [false]
+        var uniquePosition: Int?
+        for column in registerColumns where column != RecordChange.existence {
+            guard let attribute = entity.attribute(named: column) else { continue }
+            if attribute.isUnique { uniquePosition = names.count }
+            optional.append(attribute.isOptional)
+            names.append(column)
+            types.append(attribute.type)
+            defaults.append(attribute.defaultValue)
+        }
+        // An attribute without a column (never: create() adds them) is left out rather than trapping.
+        self.names = names
+        self.types = types
+        self.defaults = defaults
+        self.optional = optional
+        self.uniquePosition = uniquePosition
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() { index[name] = position }
         self.index = index
-        let columns = names.flatMap { [RecordTables.quote($0), RecordTables.quote($0 + "$t"), RecordTables.quote($0 + "$d")] }
-        selectStatement = try SQLiteStatement(connection: connection,
-                                     sql: "SELECT \(columns.joined(separator: ", ")) FROM \(RecordTables.table(entity.name)) WHERE id = ?")
+        slots = names.map { registerColumns.firstIndex(of: $0) ?? 0 }
+        slotCount = registerColumns.count
+        let table = RecordTables.table(entity.name)
+        let values = names.map(RecordTables.quote).joined(separator: ", ")
+        let clocks = "\"$t\", \"$d\", \"$clocks\""
+        selectStatement = try SQLiteStatement(connection: connection, sql: "SELECT \(clocks), \(values) FROM \(table) WHERE id = ?")
+        let placeholders = "?" + String(repeating: ", ?", count: 3 + names.count)
         writeStatement = try SQLiteStatement(connection: connection, sql: """
-            INSERT OR REPLACE INTO \(RecordTables.table(entity.name)) (id, \(columns.joined(separator: ", ")))
-            VALUES (?\(String(repeating: ", ?", count: columns.count)))
+            INSERT OR REPLACE INTO \(table) (id, \(clocks), \(values)) VALUES (\(placeholders))
             """)
         insertStatement = try SQLiteStatement(connection: connection, sql: """
-            INSERT INTO \(RecordTables.table(entity.name)) (id, \(columns.joined(separator: ", ")))
-            VALUES (?\(String(repeating: ", ?", count: columns.count))) ON CONFLICT (id) DO NOTHING
+            INSERT INTO \(table) (id, \(clocks), \(values)) VALUES (\(placeholders)) ON CONFLICT (id) DO NOTHING
             """)
         self.connection = connection
     }
 
-    /// The registers of record `id` in column order, or `nil` when the store never heard of it.
-    /// `devices` names the device numbers (an unknown number, in a damaged store, reads as "?").
+    /// The position of the attribute `name` in ``names`` (never the existence register's), or
+    /// `nil` when the entity does not declare it. A scan: an entity has a few attributes, and
+    /// comparing short names is cheaper than hashing one.
+    func position(ofAttribute name: String) -> Int? {
+        var position = 1
+        while position < names.count {
+            if names[position] == name { return position }
+            position += 1
+        }
+        return nil
+    }
+
+    /// The registers of record `id` in ``names``' order, or `nil` when the store never heard of
+    /// it. `devices` names the device numbers (an unknown number, in a damaged store, reads as "?").
     func read(_ id: UUID, devices: DeviceNumbers) throws(SQLiteError) -> [Register]? {
         selectStatement.reset()
-        try selectStatement.bind(id, at: 1)
+        try selectStatement.bindIdentifier(id)
         defer { selectStatement.reset() }
         guard try selectStatement.step() else { return nil }
         var registers: [Register] = []
         registers.reserveCapacity(names.count)
+        if selectStatement.isNull(at: 2) {
+            // One clock for the row.
+            let packed = UInt64(bitPattern: selectStatement.integer(at: 0))
+            guard packed != 0 else { return Array(repeating: .unwritten, count: names.count) }
+            let timestamp = HybridTimestamp(packed: packed, device: devices.name(of: selectStatement.integer(at: 1)))
+            for position in names.indices {
+                registers.append(Register(value: AttributeValue(selectStatement.value(at: Int32(3 + position)), as: types[position]),
+                                          timestamp: timestamp))
+            }
+            return registers
+        }
+        let clocks = selectStatement.withBlob(at: 2) { blob in slots.map { RowClocks.clock(at: $0, in: blob) } }
         for position in names.indices {
-            let column = Int32(3 * position)
-            let packed = UInt64(bitPattern: selectStatement.integer(at: column + 1))
-            if packed == 0 {
+            let clock = clocks[position]
+            if clock.packed == 0 {
                 registers.append(.unwritten)
                 continue
             }
-            let device = devices.name(of: selectStatement.integer(at: column + 2))
-            let value = AttributeValue(selectStatement.value(at: column), as: types[position])
-            registers.append(Register(value: value, timestamp: HybridTimestamp(packed: packed, device: device)))
+            let value = AttributeValue(selectStatement.value(at: Int32(3 + position)), as: types[position])
+            registers.append(Register(value: value, timestamp: HybridTimestamp(packed: clock.packed, device: devices.name(of: clock.device))))
         }
         return registers
     }
@@ -76,22 +134,85 @@ final class EntityPlan {
         return connection.changes > 0
     }
 
-    private func run(_ statement: SQLiteStatement, _ id: UUID, _ registers: [Register], devices: DeviceNumbers) throws(SQLiteError) {
+    /// Inserts record `id` with every register written at `stamp` (`values` in ``names``' order)
+    /// if the store has no record `id`: a local insert, bound straight from its values.
+    ///
+    /// - Returns: `false` when the record exists (nothing was written: merge it).
+    func insertRow(_ id: UUID, stamp: HybridTimestamp, values: [AttributeValue], devices: DeviceNumbers) throws(SQLiteError) -> Bool {
+        let statement = insertStatement
         statement.reset()
-        try statement.bind(id, at: 1)
-        var parameter: Int32 = 2
-        for (position, register) in registers.enumerated() {
-            if position == 0 {
-                try statement.bind(register.value == .bool(true) ? 1 : 0, at: parameter)
-            } else {
-                try statement.bind(register.value.sqliteValue, at: parameter)
-            }
-            try statement.bind(Int64(bitPattern: register.timestamp.packed), at: parameter + 1)
-            let device = register.timestamp.packed == 0 ? 0 : try devices.number(of: register.timestamp.device)
-            try statement.bind(device, at: parameter + 2)
-            parameter += 3
-        }
+        try statement.bindIdentifier(id)
+        try statement.bind(Int64(bitPattern: stamp.packed), at: 2)
+        try statement.bind(stamp.packed == 0 ? 0 : try devices.number(of: stamp.device), at: 3)
+        try statement.bind(SQLiteValue.null, at: 4)
+        try statement.bind(Int64(values[0] == .bool(true) ? 1 : 0), at: 5)
+        for position in values.indices.dropFirst() { try statement.bind(values[position], at: Int32(5 + position)) }
         while try statement.step() {}
         statement.reset()
+        return connection.changes > 0
+    }
+
+    /// Writes a row from stored parts: `clocks` per register (device numbers), `values` as
+    /// stored (the migration of an older layout, whose rows already hold numbers).
+    func write(_ id: UUID, clocks: [RowClocks.Clock], values: [SQLiteValue]) throws(SQLiteError) {
+        let statement = writeStatement
+        statement.reset()
+        try statement.bindIdentifier(id)
+        try bindClocks(statement) { clocks[$0] }
+        for position in names.indices { try statement.bind(values[position], at: Int32(5 + position)) }
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    private func run(_ statement: SQLiteStatement, _ id: UUID, _ registers: [Register], devices: DeviceNumbers) throws(SQLiteError) {
+        statement.reset()
+        try statement.bindIdentifier(id)
+        // The common case, one write's registers (an insert, a new record imported): one clock,
+        // its device numbered once.
+        let first = registers[0].timestamp
+        var uniform = true
+        for register in registers.dropFirst() where register.timestamp.packed != first.packed || register.timestamp.device != first.device {
+            uniform = false
+            break
+        }
+        if uniform {
+            try statement.bind(Int64(bitPattern: first.packed), at: 2)
+            try statement.bind(first.packed == 0 ? 0 : try devices.number(of: first.device), at: 3)
+            try statement.bind(SQLiteValue.null, at: 4)
+        } else {
+            var clocks: [RowClocks.Clock] = []
+            clocks.reserveCapacity(registers.count)
+            for register in registers {
+                let packed = register.timestamp.packed
+                clocks.append(RowClocks.Clock(packed: packed, device: packed == 0 ? 0 : try devices.number(of: register.timestamp.device)))
+            }
+            try bindClocks(statement) { clocks[$0] }
+        }
+        try statement.bind(Int64(registers[0].value == .bool(true) ? 1 : 0), at: 5)
+        for position in registers.indices.dropFirst() { try statement.bind(registers[position].value, at: Int32(5 + position)) }
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    /// Binds parameters 2–4 (`$t`, `$d`, `$clocks`) for per-register clocks: one clock when they
+    /// are all equal, else the blob (in slot order) with the latest as the row's.
+    private func bindClocks(_ statement: SQLiteStatement, _ clock: (Int) -> RowClocks.Clock) throws(SQLiteError) {
+        let first = clock(0)
+        var uniform = true
+        var latest = first
+        for position in names.indices.dropFirst() {
+            let next = clock(position)
+            if next != first { uniform = false }
+            if next.packed > latest.packed { latest = next }
+        }
+        try statement.bind(Int64(bitPattern: latest.packed), at: 2)
+        try statement.bind(latest.packed == 0 ? 0 : latest.device, at: 3)
+        if uniform {
+            try statement.bind(SQLiteValue.null, at: 4)
+        } else {
+            var inSlots = Array(repeating: RowClocks.Clock.zero, count: slotCount)
+            for position in names.indices { inSlots[slots[position]] = clock(position) }
+            try statement.bind(.blob(RowClocks.blob(inSlots)), at: 4)
+        }
     }
 }

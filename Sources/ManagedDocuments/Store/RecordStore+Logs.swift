@@ -59,6 +59,7 @@ extension RecordStore {
     func applyFile(_ indexed: IndexedLogFile, name: String) throws(ManagedStoreError) -> ImportSummary {
         try beginIfNeeded()
         var effects = ImportEffects()
+        effects.reserve(indexed.changes.count)
         // Per entity name index: its plan and the column of each name index (-1: none); nil for
         // an entity the schema does not declare (its changes are ignored, as apply(_:) does).
         var targets: [Int: (plan: EntityPlan, positions: [Int])?] = [:]
@@ -78,7 +79,7 @@ extension RecordStore {
             }
             guard let target else { continue }
             let effect = try apply(id: change.id, plan: target.plan, mayBeNew: true) { registers in
-                self.merge(change, into: &registers, plan: target.plan, positions: target.positions)
+                self.merge(change, of: indexed, into: &registers, plan: target.plan, positions: target.positions)
             }
             effects.record(effect, for: ManagedObjectID(entity: target.plan.entity.name, uuid: change.id))
         }

@@ -16,14 +16,18 @@ final class RecordStore {
     let device: String
     let connection: SQLiteConnection
     var clock: HybridLogicalClock
-    /// Local changes made since the last commit, in order (what the next change log carries).
-    private(set) var pendingChanges: [PendingChange] = []
+    /// Local changes made since the last commit, in order, encoded as the next change log carries them.
+    private(set) var pendingLog = PendingLog()
 
-    /// ``pendingChanges`` as changes (tests; the save encodes ``pendingChanges`` directly).
-    var pending: [RecordChange] { pendingChanges.map(\.recordChange) }
+    /// The pending changes as changes (tests: decoded from ``pendingLog``, as another device would).
+    var pending: [RecordChange] {
+        let file = ChangeLogFile(kind: .log, schemaVersion: schema.version, device: device, sequence: 0, writtenMilliseconds: 0,
+                                 coverage: [:], changes: [])
+        return (try? ChangeLogFile.decode(file.encoded(pending: pendingLog)))?.changes ?? []
+    }
 
     /// Whether local changes wait for the save.
-    var hasPendingChanges: Bool { !pendingChanges.isEmpty }
+    var hasPendingChanges: Bool { !pendingLog.isEmpty }
     /// Imported changes not yet committed (they share the open transaction with ``pending``).
     private(set) var hasUncommittedImports = false
 
@@ -33,11 +37,26 @@ final class RecordStore {
     /// The prepared statements of each entity, made on first use.
     private var plans: [String: EntityPlan] = [:]
 
+    /// The buffer ``apply(id:plan:mayBeNew:merge:)`` merges a record's registers in.
+    private var mergeBuffer: [Register] = []
+
+    /// The buffer ``insert(_:_:)`` gathers a row's values in (kept to spare an allocation per insert).
+    private var rowBuffer: [AttributeValue] = []
+
+    /// The plan used last (most calls in a row are for one entity: comparing equal names is
+    /// cheaper than hashing one).
+    private var lastPlan: EntityPlan?
+
     func plan(_ entityName: String) throws(ManagedStoreError) -> EntityPlan {
-        if let plan = plans[entityName] { return plan }
+        if let lastPlan, lastPlan.entity.name == entityName { return lastPlan }
+        if let plan = plans[entityName] {
+            lastPlan = plan
+            return plan
+        }
         let entity = try self.entity(entityName)
         let plan = try database { () throws(SQLiteError) in try EntityPlan(entity, connection: connection) }
         plans[entityName] = plan
+        lastPlan = plan
         return plan
     }
 
@@ -50,7 +69,7 @@ final class RecordStore {
     ///   when a newer program wrote the store (it is left untouched);
     ///   ``ManagedStoreError/database(_:)`` when SQLite fails (not a database, damaged, no space).
     init(path: String, schema: ManagedSchema, device: String, durable: Bool = true,
-         now: @escaping @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) })
+         now: @escaping @Sendable () -> UInt64 = HybridLogicalClock.wallMilliseconds)
         throws(ManagedStoreError) {
         try schema.validate()
         self.schema = schema
@@ -105,14 +124,14 @@ final class RecordStore {
     /// Commits the open transaction with the clock's value (and whatever the caller wrote in it,
     /// e.g. the published log's name); forgets the pending changes.
     func commit() throws(ManagedStoreError) {
-        guard connection.inTransaction else { pendingChanges = []; return }
+        guard connection.inTransaction else { pendingLog = PendingLog(); return }
         try setMeta("clock", .integer(Int64(bitPattern: clock.latest)))
         do { try connection.execute("COMMIT") } catch {
             // SQLite may have rolled the transaction back (a full disk, an I/O error).
             if !connection.inTransaction { try? devices.reload() }
             throw .database(error)
         }
-        pendingChanges = []
+        pendingLog = PendingLog()
         hasUncommittedImports = false
     }
 
@@ -120,7 +139,7 @@ final class RecordStore {
     func rollback() {
         if connection.inTransaction { try? connection.execute("ROLLBACK") }
         try? devices.reload()  // numbers given in the rolled-back transaction are gone
-        pendingChanges = []
+        pendingLog = PendingLog()
         hasUncommittedImports = false
     }
 
@@ -137,37 +156,58 @@ final class RecordStore {
     ///   ``ManagedStoreError/invalidValue(entity:attribute:reason:)``, ``ManagedStoreError/database(_:)``.
     @discardableResult
     func insert(_ entityName: String, _ values: [String: AttributeValue]) throws(ManagedStoreError) -> ManagedObjectID {
-        let entity = try self.entity(entityName)
-        try check(values, for: entity)
-        let uuid: UUID
-        if let unique = entity.uniqueAttribute {
-            let value = values[unique.name] ?? .null
-            guard value != .null else {
-                throw .invalidValue(entity: entity.name, attribute: unique.name, reason: "a unique attribute needs a value at insert")
+        let plan = try self.plan(entityName)
+        let entity = plan.entity
+        // The values in the plan's column order, in a buffer kept from insert to insert: the
+        // defaults, then each given value checked and put in its place.
+        var row = rowBuffer
+        rowBuffer = []  // (the buffer stays uniquely referenced: written in place)
+        defer { rowBuffer = row }
+        row.removeAll(keepingCapacity: true)
+        row.append(contentsOf: plan.defaults)
+        for (name, value) in values {
+            guard let position = plan.position(ofAttribute: name) else {
+                throw .unknownAttribute(entity: entity.name, attribute: name)
             }
-            uuid = UniqueIdentity.id(entity: entity.name, uniqueValue: value)
-        } else {
-            uuid = RandomIdentifier.make()
+            try check(value, at: position, plan: plan, name: name)
+            row[position] = value
         }
+        if let unique = plan.uniquePosition {
+            // The record the value names may exist: merged like any change.
+            let value = values[plan.names[unique]] ?? .null
+            guard value != .null else {
+                throw .invalidValue(entity: entity.name, attribute: plan.names[unique], reason: "a unique attribute needs a value at insert")
+            }
+            let uuid = UniqueIdentity.id(entity: entity.name, uniqueValue: value)
+            let stamp = clock.tick()
+            var registers: [String: Register] = [:]
+            for (position, name) in plan.names.enumerated() { registers[name] = Register(value: row[position], timestamp: stamp) }
+            try recordLocal(RecordChange(entity: entity.name, id: uuid, registers: registers), mayBeNew: true)
+            return ManagedObjectID(entity: entity.name, uuid: uuid)
+        }
+        // A new random identifier: no record to merge with, the values are the row.
+        let uuid = RandomIdentifier.make()
         let stamp = clock.tick()
-        let plan = try self.plan(entity.name)
-        // The registers in the plan's column order: the row, and what the log carries.
-        var columns = [Register(value: .bool(true), timestamp: stamp)]
-        columns.reserveCapacity(plan.names.count)
-        for attribute in entity.attributes {
-            columns.append(Register(value: values[attribute.name] ?? attribute.defaultValue, timestamp: stamp))
-        }
         try beginIfNeeded()
-        // A new random identifier: no record to merge with, the registers are the row (a unique
-        // value's record may exist: then it is merged).
-        var inserted = false
-        if entity.uniqueAttribute == nil {
-            inserted = try database { () throws(SQLiteError) in try plan.insertIfAbsent(uuid, columns, devices: devices) }
+        let inserted = try database { () throws(SQLiteError) in try plan.insertRow(uuid, stamp: stamp, values: row, devices: devices) }
+        if !inserted {
+            // The same random identifier twice (practically never): merged like any change.
+            var registers: [String: Register] = [:]
+            for (position, name) in plan.names.enumerated() { registers[name] = Register(value: row[position], timestamp: stamp) }
+            _ = try apply(RecordChange(entity: entity.name, id: uuid, registers: registers))
         }
-        let change = PendingChange.row(plan: plan, id: uuid, registers: columns)
-        if !inserted { _ = try apply(change.recordChange) }
-        pendingChanges.append(change)
+        pendingLog.appendRow(plan: plan, id: uuid, stamp: stamp, values: row)
         return ManagedObjectID(entity: entity.name, uuid: uuid)
+    }
+
+    /// Checks one value given for register `position` of `plan` (named `name`).
+    private func check(_ value: AttributeValue, at position: Int, plan: EntityPlan, name: String) throws(ManagedStoreError) {
+        if let type = value.type, type != plan.types[position] {
+            throw .invalidValue(entity: plan.entity.name, attribute: name, reason: "it is a \(plan.types[position]), not a \(type)")
+        }
+        if case .null = value, !plan.optional[position] {
+            throw .invalidValue(entity: plan.entity.name, attribute: name, reason: "it is not optional")
+        }
     }
 
     /// Sets `values` on the live record `id`.
@@ -203,10 +243,10 @@ final class RecordStore {
                                      registers: [RecordChange.existence: Register(value: .bool(false), timestamp: stamp)]))
     }
 
-    private func recordLocal(_ change: RecordChange) throws(ManagedStoreError) {
+    private func recordLocal(_ change: RecordChange, mayBeNew: Bool = false) throws(ManagedStoreError) {
         try beginIfNeeded()
-        _ = try apply(change, mayBeNew: false)
-        pendingChanges.append(.change(change))
+        _ = try apply(change, mayBeNew: mayBeNew)
+        pendingLog.append(change)
     }
 
     func entity(_ name: String) throws(ManagedStoreError) -> EntityDescription {
@@ -257,7 +297,13 @@ final class RecordStore {
     /// whether any won.
     func apply(id: UUID, plan: EntityPlan, mayBeNew: Bool,
                merge: (inout [Register]) -> Bool) throws(ManagedStoreError) -> Effect {
-        var after = Array(repeating: Register.unwritten, count: plan.names.count)
+        // The registers after the merge, in a buffer kept from change to change (an import
+        // merges thousands): all unwritten to start with.
+        var after = mergeBuffer
+        mergeBuffer = []  // (the buffer stays uniquely referenced: written in place)
+        defer { mergeBuffer = after }
+        after.removeAll(keepingCapacity: true)
+        after.append(contentsOf: repeatElement(Register.unwritten, count: plan.names.count))
         if mayBeNew {
             // First as a record new to the store (most of an import): merged into nothing and
             // inserted, without a read. If it exists, merged into what the store holds.
@@ -299,9 +345,10 @@ final class RecordStore {
 
     /// The same for a change as its file holds it: `positions` maps the file's name indices to
     /// the plan's columns (-1: not a register of this entity).
-    func merge(_ change: IndexedChange, into registers: inout [Register], plan: EntityPlan, positions: [Int]) -> Bool {
+    func merge(_ change: IndexedChange, of file: IndexedLogFile, into registers: inout [Register], plan: EntityPlan,
+               positions: [Int]) -> Bool {
         var changed = false
-        for (name, incoming) in change.registers {
+        for (name, incoming) in file.registers[change.registers] {
             let position = positions[name]
             guard position >= 0 else { continue }
             changed = merge(incoming, at: position, into: &registers, plan: plan) || changed
@@ -391,23 +438,5 @@ final class RecordStore {
             lines.append("\(change.entity)/\(change.id.uuidString) " + registers.joined(separator: " "))
         }
         return lines.joined(separator: "\n")
-    }
-}
-
-/// One local change waiting for the save: an insert as its row (every register in its plan's
-/// column order: no dictionary is built per insert), or any change by register name.
-enum PendingChange {
-    case row(plan: EntityPlan, id: UUID, registers: [Register])
-    case change(RecordChange)
-
-    var recordChange: RecordChange {
-        switch self {
-        case .change(let change): return change
-        case .row(let plan, let id, let registers):
-            var named: [String: Register] = [:]
-            named.reserveCapacity(registers.count)
-            for (position, register) in registers.enumerated() { named[plan.names[position]] = register }
-            return RecordChange(entity: plan.entity.name, id: id, registers: named)
-        }
     }
 }

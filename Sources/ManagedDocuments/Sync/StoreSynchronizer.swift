@@ -14,8 +14,8 @@ import Foundation
 /// transaction that records the log as applied. A crash between the two leaves a log the local
 /// store does not have; the next import finds this device's own unapplied log and applies it
 /// (merging is idempotent), so the store and the logs agree again. A crash before the log is
-/// renamed into place leaves only a temporary file (removed by the next write) and the local
-/// store as at the last save.
+/// renamed into place leaves only a temporary file (removed by the first write of the next
+/// process) and the local store as at the last save.
 final class StoreSynchronizer: Sendable {
     struct State {
         var store: RecordStore
@@ -23,6 +23,9 @@ final class StoreSynchronizer: Sendable {
         var reported: Set<String> = []
         /// Files known to be applied or unusable as they are (skips the store lookups).
         var settled: Set<String> = []
+        /// Whether this process has written a file yet (its first write removes the temporary
+        /// files a killed write left).
+        var hasWritten = false
     }
 
     /// The store and what imports remember, behind one lock (`Locked` is Sendable: the
@@ -39,7 +42,7 @@ final class StoreSynchronizer: Sendable {
     /// - Throws: what ``RecordStore/init(path:schema:device:durable:now:)`` throws.
     init(storePath: String, schema: ManagedSchema, device: String, folder: LogFolder?, durable: Bool = true,
          baselineInterval: UInt64 = 100,
-         now: @escaping @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) })
+         now: @escaping @Sendable () -> UInt64 = HybridLogicalClock.wallMilliseconds)
         throws(ManagedStoreError) {
         let store = try RecordStore(path: storePath, schema: schema, device: device, durable: durable, now: now)
         state = Locked(State(store: store))
@@ -47,6 +50,7 @@ final class StoreSynchronizer: Sendable {
         self.schema = schema
         self.device = device
         self.baselineInterval = max(1, baselineInterval)
+        folder?.prepare()
     }
 
     /// Runs `body` with the store, holding the lock.
@@ -83,7 +87,9 @@ final class StoreSynchronizer: Sendable {
             coverage[device] = sequence
             let file = ChangeLogFile(kind: .log, schemaVersion: schema.version, device: device, sequence: sequence,
                                      writtenMilliseconds: store.clock.now(), coverage: coverage, changes: [])
-            let entry = try folder.write(file.encoded(pending: store.pendingChanges), kind: .log, sequence: sequence)
+            let entry = try folder.write(file.encoded(pending: store.pendingLog), kind: .log, sequence: sequence,
+                                         removingStaleTemporaries: !state.hasWritten)
+            state.hasWritten = true
             try store.markApplied(entry.key, device: device, sequence: sequence)
             try store.setMeta("sequence", .integer(Int64(clamping: sequence)))
             try store.setMeta("lastPublished", .text(entry.key))
@@ -128,7 +134,8 @@ final class StoreSynchronizer: Sendable {
         coverage[device] = sequence
         let file = ChangeLogFile(kind: .baseline, schemaVersion: schema.version, device: device, sequence: sequence,
                                  writtenMilliseconds: store.clock.now(), coverage: coverage, changes: try store.allRecords())
-        let entry = try folder.write(file.encoded(), kind: .baseline, sequence: sequence)
+        let entry = try folder.write(file.encoded(), kind: .baseline, sequence: sequence, removingStaleTemporaries: !state.hasWritten)
+        state.hasWritten = true
         try store.beginIfNeeded()
         try store.markApplied(entry.key, device: device, sequence: 0)
         try store.setMeta("lastPublished", .text(entry.key))
