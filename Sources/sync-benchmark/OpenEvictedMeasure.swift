@@ -51,6 +51,14 @@ enum OpenEvictedMeasure {
         let ours = Double(Measure.now() - start)
         guard read == size, sameBytes(file, original) else { throw BenchmarkError("ours: the downloaded big.bin differs from the original") }
 
+        // The raw run gets a quiet server: the agent's pass after the download (its listing makes
+        // Apache hash the file) is over before curl starts.
+        let opened = Date()
+        try waitUntil("the agent's pass after the download", timeout: 120, interval: 0.01, details: { agent.logTail() }) {
+            () throws(BenchmarkError) -> Bool in
+            try device.checkRunning()
+            return device.isIdle(after: opened)
+        }
         let copy = work.appending(path: "evicted-curl.bin")
         let raw = try runTool("/usr/bin/curl", ["-sS", "-f", "-o", copy.path, server.baseURL.appending(path: "evicted/Documents/big.bin").absoluteString]).nanoseconds
         defer { try? FileManager.default.removeItem(at: copy) }

@@ -20,18 +20,34 @@ enum ContentDigest {
         return Data(digest).base64EncodedString() == value
     }
 
+    /// Whether `tag` is the base64 SHA-1 of the bytes of the open file `descriptor` (read from
+    /// its start with `pread`; `false` when it cannot be read).
+    static func tag(_ tag: RemoteTag, isSHA1OfOpenFile descriptor: Int32) -> Bool {
+        let value = tag.value.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        guard let digest = sha1(ofOpenFile: descriptor) else { return false }
+        return Data(digest).base64EncodedString() == value
+    }
+
     /// The SHA-1 of the file at `path`, `nil` when it cannot be read.
     static func sha1(ofFileAt path: String) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        return sha1(ofOpenFile: descriptor)
+    }
+
+    /// The SHA-1 of the open file `descriptor` from its start (`pread`: its offset is left
+    /// alone), `nil` when it cannot be read.
+    static func sha1(ofOpenFile descriptor: Int32) -> [UInt8]? {
         var hasher = SHA1()
         var buffer = [UInt8](repeating: 0, count: LocalFiles.bufferSize)
+        var offset: off_t = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
             if count < 0 { if errno == EINTR { continue }; return nil }
             if count == 0 { break }
             hasher.update(buffer[0..<count])
+            offset += off_t(count)
         }
         return hasher.finish()
     }

@@ -32,6 +32,18 @@ enum LocalFiles {
         }
     }
 
+    /// Makes `destination` (replaced if present) a reflink of the open file `source` — its blocks
+    /// shared, no byte copied (Btrfs, XFS). Returns `false`, leaving no file, where the file
+    /// system cannot (ext4, tmpfs) or the file cannot be made.
+    static func reflink(from source: Int32, to destination: String) -> Bool {
+        let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else { return false }
+        defer { close(output) }
+        if cshim_ficlone(output, source) == 0 { return true }
+        unlink(destination)
+        return false
+    }
+
     /// The read/write loop of ``copy(from:to:)``, where the kernel cannot copy.
     private static func copyByReading(from source: Int32, to output: Int32, destination: String) throws(SyncStepError) {
         var buffer = [UInt8](repeating: 0, count: bufferSize)

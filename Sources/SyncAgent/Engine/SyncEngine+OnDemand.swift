@@ -121,8 +121,57 @@ extension SyncEngine {
             }
         }
         if isPaused { return "the agent is paused for this container: the download starts after `clouddocs agent resume`" }
-        syncNow()
+        // Only under ``run()`` (its change log is set): a caller running passes itself gets them as before.
+        if paths == [path], base.isPackage != true, changeLog != nil {
+            Task { await self.downloadRequestedFile(path) }
+        } else {
+            syncNow()
+        }
         return nil
+    }
+
+    /// The short way for one evicted file asked for while ``run()`` runs passes and none is under
+    /// way (``requestDownload(_:requestID:)`` starts it in a task of its own): downloaded at
+    /// once, before the pass that follows — a reader waits for the `GET` alone, not for a listing
+    /// of the server first (on Apache with `FileETag Digest` a folder's listing hashes every file
+    /// in it: as long again as the download of a large one).
+    ///
+    /// It is the pass's download step of a wanted evicted item (``download(_:remote:base:newConflicts:)``
+    /// with no base: the server's current bytes, landed through a coordinated write from a
+    /// complete, flushed temporary file, only while nothing is under the name — else the pass
+    /// makes it a conflict),
+    /// after a `PROPFIND` of the item without its tag (it must still be a file; its size bounds
+    /// the download); the tag recorded is the `GET` answer's, the tag of the bytes it brought.
+    /// Runs as a pass (no pass overlaps it); whatever it does not finish — gone or a folder on the
+    /// server, a failure, offline — is left to the pass that starts right after it, which
+    /// downloads the item or answers the readers waiting for it. Runs on the engine's actor.
+    func downloadRequestedFile(_ path: String) async {
+        defer { syncNow() }
+        guard !isPaused, !isPassRunning, onDemand.downloads.contains(path), isEvictedHere(path),
+              let base = journal.entries[path], !base.isFolder, base.isPackage != true, !isPackage(path),
+              !packageRules.isPackageName((path as NSString).lastPathComponent) else { return }
+        isPassRunning = true
+        defer { isPassRunning = false }
+        do throws(SyncStepError) {
+            let target = try remotePath(path)
+            let store = self.store
+            let remote = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in
+                if let webDAV = store as? WebDAVStore { try await webDAV.itemWithoutTag(at: target) } else { try await store.item(at: target) }
+            }
+            guard let remote, !remote.isFolder else { return }
+            let (temporary, tag) = try await fetch(path, remote: remote)
+            defer { LocalFiles.remove(temporary.path) }
+            let local = self.local
+            let placement = try await offThePool { () throws(SyncStepError) -> LocalCoordination.Placement in
+                try local.place(temporary, at: path, expected: nil)
+            }
+            // Something under the name meanwhile: the pass makes it a conflict.
+            guard case .placed(let fingerprint, _) = placement else { return }
+            try record(JournalEntry(path: path, isFolder: false, local: fingerprint, remoteTag: tag, fileID: remote.fileID,
+                                    state: .synced))
+        } catch {
+            // Left to the pass that follows (it tries again, or answers the readers with why not).
+        }
     }
 
     // MARK: Pins

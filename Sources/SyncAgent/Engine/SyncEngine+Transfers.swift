@@ -1,33 +1,64 @@
 import Foundation
 
 extension SyncEngine {
-    /// Upload: a snapshot taken inside a coordinated read (open documents save first), streamed
-    /// to the server under `If-Match` (the tag the plan saw, which is the journal's) or
-    /// `If-None-Match: *`. A 412 leaves the item for the next pass, which sees the server's change.
+    /// Upload of what a coordinated read saw (open documents save first), streamed to the server
+    /// under `If-Match` (the tag the plan saw, which is the journal's) or `If-None-Match: *`. A 412
+    /// leaves the item for the next pass, which sees the server's change.
+    ///
+    /// What is read (``LocalCoordination/openForUpload(_:snapshot:readInPlace:)``): a reflink
+    /// where the file system has them; else, on a server the plain client talks to, the item
+    /// itself — opened inside the coordinated read and read after it, so a save is not held up
+    /// for the whole upload — the client checking after its last read, before its last byte, that
+    /// the file did not change (a torn body never lands: the request is cut); else a copy.
+    /// A file that changed while it was sent is left to the next pass (deferred, retried soon).
     func upload(_ path: String, remote: RemoteItem?, base: JournalEntry?) async throws(SyncStepError) {
         let target = try remotePath(path)
         let condition = try await writeCondition(for: remote, at: target)
         let snapshot = transferFile("upload")
         defer { LocalFiles.remove(snapshot.path) }
         let local = self.local
-        guard let fingerprint = try await offThePool({ () throws(SyncStepError) -> LocalFingerprint? in
-            try local.snapshot(path, to: snapshot)
+        let readInPlace = (store as? WebDAVStore)?.checksFileBodiesWhileSending == true
+        guard let source = try await offThePool({ () throws(SyncStepError) -> LocalCoordination.UploadSource? in
+            try local.openForUpload(path, snapshot: snapshot, readInPlace: readInPlace)
         }) else { return }  // deleted meanwhile: the next pass plans it
-        let store = self.store, box = statusBox
+        let fingerprint: LocalFingerprint, file: URL, opened: OpenUploadItem?
+        switch source {
+        case .snapshot(let taken): (fingerprint, file, opened) = (taken, snapshot, nil)
+        case .item(let item): (fingerprint, file, opened) = (item.fingerprint, URL(fileURLWithPath: item.procPath), item)
+        }
+        let store = self.store, box = statusBox, throttle = TransferProgressThrottle()
         box.progress(path: path, isUpload: true, done: 0, total: fingerprint.size)
         defer { box.finishTransfer(path: path) }
-        var tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
-            try await store.upload(snapshot, to: target, condition: condition) { done, total in
-                box.progress(path: path, isUpload: true, done: done, total: total)
+        var tag: RemoteTag?
+        do {
+            tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
+                try await store.upload(file, to: target, condition: condition) { done, total in
+                    if throttle.admits(done: done, total: total) { box.progress(path: path, isUpload: true, done: done, total: total) }
+                }
             }
+        } catch {
+            if let opened, !opened.isUnchanged { throw .deferred(path: path, reason: Self.changedWhileUploaded) }
+            throw error
         }
+        // Read in place and changed since the coordinated read, though not while the client read
+        // it (or the client would have cut the request): the bytes sent are whole, but maybe of
+        // a later state than `fingerprint`'s.
+        let sentKnownBytes = opened?.isUnchanged ?? true
         var fileID = remote?.fileID
         var verification = TagVerification.fromWriteAnswer
         if tag == nil || fileID == nil {
             let item = try await onServer { () async throws(RemoteStoreError) -> RemoteItem? in try await store.item(at: target) }
             if tag == nil {
                 tag = item?.tag
-                verification = Self.verify(item, against: snapshot.path, fingerprint: fingerprint)
+                if sentKnownBytes {
+                    verification = Self.verify(item, fingerprint: fingerprint) { tag in
+                        if let opened { ContentDigest.tag(tag, isSHA1OfOpenFile: opened.descriptor) }
+                        else { ContentDigest.tag(tag, isSHA1Of: snapshot.path) }
+                    }
+                } else {
+                    // Which bytes the read tag is of cannot be told: compared afresh by the next pass.
+                    verification = .notOurs
+                }
             }
             fileID = item?.fileID ?? fileID
         }
@@ -47,6 +78,10 @@ extension SyncEngine {
         await shareLocalConflictVersions(of: path)
     }
 
+    /// Why an upload read in place was left to the next pass.
+    static let changedWhileUploaded = "changed while it was uploaded (the upload was cut before its end, nothing "
+        + "landed on the server): uploaded again by the next pass"
+
     /// How far a tag recorded after an upload is known to be the tag of the uploaded bytes.
     enum TagVerification {
         /// The write's answer carried it.
@@ -60,12 +95,14 @@ extension SyncEngine {
         case notOurs
     }
 
-    /// Checks the item read right after an upload against the uploaded snapshot.
-    static func verify(_ item: RemoteItem?, against snapshot: String, fingerprint: LocalFingerprint) -> TagVerification {
+    /// Checks the item read right after an upload against the uploaded bytes (`isDigestOfUpload`:
+    /// whether a tag is the SHA-1 of them).
+    static func verify(_ item: RemoteItem?, fingerprint: LocalFingerprint,
+                       isDigestOfUpload: (RemoteTag) -> Bool) -> TagVerification {
         guard let item, !item.isFolder, let tag = item.tag else { return .notOurs }
         if let size = item.size, size != fingerprint.size { return .notOurs }
         if ContentDigest.looksLikeSHA1(tag) {
-            return ContentDigest.tag(tag, isSHA1Of: snapshot) ? .sameDigest : .notOurs
+            return isDigestOfUpload(tag) ? .sameDigest : .notOurs
         }
         return .unverified
     }
@@ -113,18 +150,21 @@ extension SyncEngine {
     /// Two seconds cover the whole-second rounding of the tag and a small clock difference.
     static let sameSecondMargin: TimeInterval = 2
 
-    /// Streams the server's file to a temporary file in the agent's folder and flushes it;
-    /// returns the file and the tag of its bytes.
+    /// Streams the server's file to a temporary file in the agent's folder and flushes it (its
+    /// writeback started while it arrives: ``DownloadWriteback``); returns the file and the tag
+    /// of its bytes.
     func fetch(_ path: String, remote: RemoteItem) async throws(SyncStepError) -> (URL, RemoteTag?) {
         let source = try remotePath(path)
         let temporary = transferFile("download")
         let store = self.store, box = statusBox
+        let writeback = DownloadWriteback(path: temporary.path), throttle = TransferProgressThrottle()
         box.progress(path: path, isUpload: false, done: 0, total: remote.size)
         defer { box.finishTransfer(path: path) }
         do {
             let tag = try await onServer { () async throws(RemoteStoreError) -> RemoteTag? in
                 try await store.download(source, to: temporary, listedSize: remote.size) { done, total in
-                    box.progress(path: path, isUpload: false, done: done, total: total)
+                    writeback.received(done)
+                    if throttle.admits(done: done, total: total) { box.progress(path: path, isUpload: false, done: done, total: total) }
                 }
             }
             try LocalFiles.flush(temporary.path)

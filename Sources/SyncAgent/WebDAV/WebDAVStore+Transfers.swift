@@ -55,6 +55,39 @@ extension WebDAVStore {
         }
     }
 
+    /// Whether ``upload(_:to:condition:progress:)`` reads its file through the plain-socket client
+    /// (an `http` server), which checks the file did not change while it was read and ends the
+    /// request before its last piece when it did (a torn body never lands). `https` goes through
+    /// URLSession, which reads the file on its own: there the caller must upload a stable copy.
+    public var checksFileBodiesWhileSending: Bool { addressing.baseURL.scheme?.lowercased() == "http" }
+
+    /// The item at `path` as a `Depth: 0` `PROPFIND` without its tag tells it (kind, size, date,
+    /// file id), or `nil` on 404 — cheap where the tag is costly: Apache's `FileETag Digest`
+    /// hashes the whole file for each tag it gives. For a download whose `GET` answer carries
+    /// the tag of the bytes it brings.
+    public func itemWithoutTag(at path: RemotePath) async throws(RemoteStoreError) -> RemoteItem? {
+        let response = try await perform("PROPFIND", addressing.url(for: path, isFolder: path.isRoot),
+                                         headers: ["Depth": "0", "Content-Type": "application/xml; charset=utf-8"],
+                                         body: .data(Self.untaggedPropfindBody))
+        if response.status == 404 { return nil }
+        guard response.status == 207 else { throw WebDAVStatus.error(for: response, method: "PROPFIND", path: path) }
+        var found: RemoteItem?
+        for entry in try WebDAVMultistatus.parse(response.body) {
+            let item = try item(from: entry)
+            if item.path == path { found = item }
+        }
+        guard let found else { throw .malformedResponse("PROPFIND /\(path) did not describe the item asked for") }
+        return found
+    }
+
+    /// ``WebDAVMultistatus/requestBody`` without `getetag`.
+    static let untaggedPropfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>\
+        <d:resourcetype/><d:getcontentlength/><d:getlastmodified/><oc:fileid/>\
+        </d:prop></d:propfind>
+        """.utf8)
+
     /// Throws ``RemoteStoreError/localFile(_:errno:)`` unless `url` opens for reading and is a
     /// regular file (the transport would otherwise fail in ways that say less).
     static func checkReadableRegularFile(_ url: URL) throws(RemoteStoreError) {

@@ -84,9 +84,10 @@ struct AgentDownloadResolver: EvictedItemResolver {
     }
 
     /// The first look at the file is after this pause; each next one waits a little longer, up to
-    /// ``longestPause``: a small file arrives within milliseconds, a large one is not polled hard.
+    /// ``longestPause``: a small file arrives within milliseconds, and a large one is seen within
+    /// 5 ms of its arrival (one `lstat` per look: 200 a second at most, a negligible cost).
     static let firstPause: Duration = .milliseconds(2)
-    static let longestPause: Duration = .milliseconds(20)
+    static let longestPause: Duration = .milliseconds(5)
     /// The agent's status file is read at most this often (it can be large).
     static let statusInterval: Duration = .milliseconds(100)
 

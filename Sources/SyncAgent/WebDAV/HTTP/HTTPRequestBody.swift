@@ -9,6 +9,9 @@ import SystemSupport
 /// `send` takes `MSG_NOSIGNAL`; on loopback a 256 KiB `pread`/`send` loop runs at several GB/s,
 /// far above what a WebDAV server writes.
 ///
+/// A file that changes while it is sent (size, times) is not sent whole: the request fails with
+/// ``HTTPFailure/localFile(_:_:)`` (`ESTALE`) before its last piece goes out.
+///
 /// Used by one exchange's thread; closes its file when released.
 final class HTTPRequestBody {
     enum Source {
@@ -74,6 +77,13 @@ final class HTTPRequestBody {
             if outcome == .written { progress(Int64(data.count), Int64(data.count)) }
             return outcome
         case .file(let descriptor, let path, let length):
+            // A file rewritten in place while it is read would go out torn: its status is taken
+            // before the first piece is read and again after the last one is, and a change ends
+            // the request before that piece is sent (the connection is closed; a server lands a
+            // PUT only whole). See ``isUnchanged(_:since:)``.
+            var opened = stat()
+            guard fstat(descriptor, &opened) == 0 else { throw .localFile(Errno(rawValue: errno), path) }
+            guard Int64(opened.st_size) == length else { throw .localFile(Errno(rawValue: ESTALE), path) }
             let headOutcome = try connection.write(head, limits: limits)
             guard headOutcome == .written else { return headOutcome }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
@@ -90,6 +100,9 @@ final class HTTPRequestBody {
                 }
                 // The file became shorter while it was sent.
                 guard count > 0 else { throw .localFile(nil, path) }
+                if offset + Int64(count) >= length, !Self.isUnchanged(descriptor, since: opened) {
+                    throw .localFile(Errno(rawValue: ESTALE), path)
+                }
                 let outcome = try connection.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]), limits: limits)
                 guard outcome == .written else { return outcome }
                 offset += Int64(count)
@@ -97,5 +110,15 @@ final class HTTPRequestBody {
             }
             return .written
         }
+    }
+
+    /// Whether the open file has the size, times and identity it had in `opened` (a write to it
+    /// changes its ctime, a distinct one on Linux 6.13+ multigrain timestamps once it was read).
+    static func isUnchanged(_ descriptor: Int32, since opened: stat) -> Bool {
+        var now = stat()
+        guard fstat(descriptor, &now) == 0 else { return false }
+        return now.st_size == opened.st_size && now.st_ino == opened.st_ino && now.st_dev == opened.st_dev
+            && now.st_mtim.tv_sec == opened.st_mtim.tv_sec && now.st_mtim.tv_nsec == opened.st_mtim.tv_nsec
+            && now.st_ctim.tv_sec == opened.st_ctim.tv_sec && now.st_ctim.tv_nsec == opened.st_ctim.tv_nsec
     }
 }
