@@ -35,13 +35,32 @@ final class StatusPublisher: Sendable {
             guard written[status.identifier] != data else { return }
             let target = folder.statusFile(for: status.identifier)
             let temporary = folder.statusFolder.appending(path: ".\(status.identifier).\(getpid()).tmp")
-            do {
-                try data.write(to: temporary)
-                guard rename(temporary.path, target.path) == 0 else { unlink(temporary.path); return }
-                written[status.identifier] = data
-            } catch {
-                unlink(temporary.path)
+            // POSIX calls rather than `Data.write(to:)`, which syncs the file to disk: an idle
+            // agent publishes at every pass, and the status need not survive a crash.
+            guard Self.writeWhole(data, to: temporary.path) else { unlink(temporary.path); return }
+            guard rename(temporary.path, target.path) == 0 else { unlink(temporary.path); return }
+            written[status.identifier] = data
+        }
+    }
+
+    /// Creates or truncates the file at `path` (mode 0644) and writes all of `data`; whether it
+    /// all went out.
+    private static func writeWhole(_ data: Data, to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
+            guard let base = bytes.baseAddress else { return true }
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
             }
+            return true
         }
     }
 }

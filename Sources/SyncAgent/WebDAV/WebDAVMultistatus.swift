@@ -31,6 +31,16 @@ enum WebDAVMultistatus {
         </d:prop></d:propfind>
         """.utf8)
 
+    /// The same without `oc:fileid`, for a server the probe found gives none (Apache, WsgiDAV):
+    /// such a server answers every item with a "404 Not Found" block for it, a quarter of the
+    /// answer, read and digested at every poll for nothing.
+    static let requestBodyWithoutFileIDs = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:"><d:prop>\
+        <d:resourcetype/><d:getetag/><d:getcontentlength/><d:getlastmodified/>\
+        </d:prop></d:propfind>
+        """.utf8)
+
     /// The responses of `body`; throws ``RemoteStoreError/malformedResponse(_:)`` when it is not
     /// well-formed XML or not a `DAV:multistatus`.
     static func parse(_ body: Data) throws(RemoteStoreError) -> [WebDAVResponseEntry] {

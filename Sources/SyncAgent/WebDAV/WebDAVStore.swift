@@ -111,10 +111,14 @@ public final class WebDAVStore: RemoteStore {
     }
 
     /// `PROPFIND` with `depth` on `path`: the `207` answer's body as it came (bounded), or `nil` on 404.
+    /// `oc:fileid` is asked for unless the probe found the server gives none (its answers would
+    /// only say, for every item, that it has none).
     func propfindBody(_ path: RemotePath, depth: String, asFolder: Bool) async throws(RemoteStoreError) -> Data? {
+        let withoutFileIDs = probed.withLock { $0.map { !$0.hasFileIDs } ?? false }
         let response = try await perform("PROPFIND", addressing.url(for: path, isFolder: asFolder),
                                          headers: ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"],
-                                         body: .data(WebDAVMultistatus.requestBody))
+                                         body: .data(withoutFileIDs ? WebDAVMultistatus.requestBodyWithoutFileIDs
+                                                                    : WebDAVMultistatus.requestBody))
         if response.status == 404 { return nil }
         guard response.status == 207 else { throw WebDAVStatus.error(for: response, method: "PROPFIND", path: path) }
         return response.body

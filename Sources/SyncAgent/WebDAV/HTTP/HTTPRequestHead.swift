@@ -73,7 +73,10 @@ struct HTTPRequestHead {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            tokenPunctuation.contains(byte)
         }
     }
+
+    /// The punctuation allowed in a token (made once: this is checked for every byte of every head).
+    private static let tokenPunctuation: [UInt8] = Array("!#$%&'*+-.^_`|~".utf8)
 }
