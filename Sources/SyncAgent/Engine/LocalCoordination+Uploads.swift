@@ -59,13 +59,7 @@ extension LocalCoordination {
         return try coordinated("coordinated read", path) {
             try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> UploadSource? in
                 let actualPath = PathBytes.path(of: actual)
-                // The agent's own read is not a use of the document (O_NOATIME: see snapshot(_:to:)).
-                var descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | CSHIM_O_NOATIME)
-                if descriptor < 0 && errno == EPERM { descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-                if descriptor < 0 {
-                    if errno == ENOENT { return nil }
-                    throw .local(path: path, reason: Errno.current.message)
-                }
+                guard let descriptor = try Self.openForReading(actualPath, path: path) else { return nil }
                 var keep = false
                 defer { if !keep { close(descriptor) } }
                 var before = stat()

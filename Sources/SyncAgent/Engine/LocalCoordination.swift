@@ -58,6 +58,20 @@ struct LocalCoordination: Sendable {
         }
     }
 
+    /// Opens the item at `actualPath` for the agent's own read; nil when it is missing. That read
+    /// is not a use of the document: without O_NOATIME it would make every uploaded file
+    /// "recently used" for the space budget. O_NOATIME needs the file's owner (or CAP_FOWNER);
+    /// anyone else reads it plainly.
+    static func openForReading(_ actualPath: String, path: String) throws(SyncStepError) -> Int32? {
+        var descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | CSHIM_O_NOATIME)
+        if descriptor < 0 && errno == EPERM { descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        if descriptor < 0 {
+            if errno == ENOENT { return nil }
+            throw .local(path: path, reason: Errno.current.message)
+        }
+        return descriptor
+    }
+
     /// Inside a coordinated read of the item (so an open document with unsaved changes, in any
     /// process, saves first), copies it to `snapshot`. Returns the fingerprint of what was
     /// copied, or `nil` when the item is missing; throws when it changed during the copy (a
@@ -67,16 +81,8 @@ struct LocalCoordination: Sendable {
         let snapshotPath = PathBytes.path(of: snapshot)
         return try coordinated("coordinated read", path) {
             try coordinator().coordinate(readingItemAt: url(path)) { actual throws(SyncStepError) -> LocalFingerprint? in
-                // The agent's own read is not a use of the document: without O_NOATIME it would
-                // make every uploaded file "recently used" for the space budget. O_NOATIME needs
-                // the file's owner (or CAP_FOWNER); anyone else reads it plainly.
                 let actualPath = PathBytes.path(of: actual)
-                var descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | CSHIM_O_NOATIME)
-                if descriptor < 0 && errno == EPERM { descriptor = open(actualPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-                if descriptor < 0 {
-                    if errno == ENOENT { return nil }
-                    throw .local(path: path, reason: Errno.current.message)
-                }
+                guard let descriptor = try Self.openForReading(actualPath, path: path) else { return nil }
                 defer { close(descriptor) }
                 var before = stat(), after = stat()
                 guard fstat(descriptor, &before) == 0, (before.st_mode & S_IFMT) == S_IFREG else {
