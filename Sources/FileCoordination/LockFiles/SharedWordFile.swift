@@ -23,26 +23,39 @@ struct SharedWordFile: @unchecked Sendable {
     @inline(__always)
     var isLost: Bool { cshim_shared_mapping_lost(guardNumber) != 0 }
 
+    /// Where the words start (for a file laid out in words at byte offsets, as the presence table is).
+    var address: UnsafeMutableRawPointer { UnsafeMutableRawPointer(words) }
+
     /// Opens (making it, zero-filled, if needed) and maps `count` words of the file at `path`;
     /// nil when it cannot be made, is not a regular file of this user, or cannot be mapped.
     static func map(_ path: String, words count: Int) -> SharedWordFile? {
+        guard let (file, descriptor) = mapKeepingDescriptor(path, words: count) else { return nil }
+        close(descriptor)
+        return file
+    }
+
+    /// As ``map(_:words:)``, also returning the open descriptor the mapping was made from (for
+    /// locks on the file's bytes); the caller owns it.
+    static func mapKeepingDescriptor(_ path: String, words count: Int) -> (file: SharedWordFile, descriptor: Int32)? {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return nil }
         let size = count * MemoryLayout<UInt64>.size
         // Only ever grows, with zeros, so two processes racing here agree.
-        if info.st_size < size, ftruncate(fd, off_t(size)) != 0 { return nil }
-        guard let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
-              address != MAP_FAILED else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
+              info.st_size >= size || ftruncate(fd, off_t(size)) == 0,
+              let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+            close(fd)
+            return nil
+        }
         // Guarded before the first access; unguarded, it is not used (the file may be cut short).
         let guardNumber = cshim_guard_shared_mapping(address, size)
         guard guardNumber >= 0 else {
             munmap(address, size)
+            close(fd)
             return nil
         }
-        return SharedWordFile(words: address.bindMemory(to: Atomic<UInt64>.self, capacity: count), guardNumber: guardNumber)
+        return (SharedWordFile(words: address.bindMemory(to: Atomic<UInt64>.self, capacity: count), guardNumber: guardNumber), fd)
     }
 }
 

@@ -1,4 +1,3 @@
-import CSystemShim
 import Glibc
 import Synchronization
 
@@ -81,31 +80,11 @@ final class PresenceTable: @unchecked Sendable {
 
     /// Opens (making it if needed) and maps a table file; for tests, any path.
     static func open(_ path: String) -> PresenceTable? {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
-            close(fd)
-            return nil
-        }
-        // Only ever grows from 0 to `fileSize` (zeros), so two processes racing here agree.
-        if info.st_size < fileSize, ftruncate(fd, off_t(fileSize)) != 0 {
-            close(fd)
-            return nil
-        }
-        guard let address = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), address != MAP_FAILED else {
-            close(fd)
-            return nil
-        }
-        // Guarded before the first access: a same-user process that truncates the file then costs
-        // this process its view of the table (private zeros: no presenter elsewhere is reached,
-        // none of ours is published), never its life. Unguarded, it is not used.
-        guard cshim_guard_shared_mapping(address, fileSize) >= 0 else {
-            munmap(address, fileSize)
-            close(fd)
-            return nil
-        }
-        let table = PresenceTable(base: address, fd: fd, path: path)
+        // Guarded against truncation (SharedWordFile): a same-user process that truncates the
+        // file then costs this process its view of the table (private zeros: no presenter
+        // elsewhere is reached, none of ours is published), never its life.
+        guard let (file, fd) = SharedWordFile.mapKeepingDescriptor(path, words: fileSize / 8) else { return nil }
+        let table = PresenceTable(base: file.address, fd: fd, path: path)
         // A zero file becomes a table; a file with another magic is not ours to use.
         var expected: UInt64 = 0
         let magic = table.word(0)
