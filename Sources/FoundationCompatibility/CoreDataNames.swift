@@ -20,7 +20,9 @@ public let NSPersistentStoreUbiquitousContentURLKey = "NSPersistentStoreUbiquito
 /// (Core Data's names): each a `Set<ManagedObjectID>` of the records inserted, updated or deleted
 /// by the import.
 public let NSInsertedObjectsKey = "inserted"
+/// See ``NSInsertedObjectsKey``: the records the import updated.
 public let NSUpdatedObjectsKey = "updated"
+/// See ``NSInsertedObjectsKey``: the records the import deleted.
 public let NSDeletedObjectsKey = "deleted"
 
 extension Notification.Name {

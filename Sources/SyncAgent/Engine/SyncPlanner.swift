@@ -34,6 +34,8 @@ public struct SyncPlanInput: Sendable {
     /// on the server). They count toward this pass's mass-deletion guard, so a deletion run
     /// that reaches the server one item at a time is held once, together, it is a mass deletion.
     public var earlierServerDeletions = 0
+    /// The same for deletions made here and carried out on the server (see
+    /// ``earlierServerDeletions``).
     public var earlierLocalDeletions = 0
     /// The time of the pass (seconds since 1970) for ``SyncGuards/recentAdditionWindow``, by
     /// default rounded down to the hour: the window is that coarse anyway, and idle passes then
