@@ -120,14 +120,8 @@ struct EngineOnDemandTests {
 
     @Test("a package is evicted whole as one placeholder, and downloaded whole")
     func packages() async throws {
-        let scratch = try Scratch("engine-on-demand-package")
+        let (scratch, store, configuration, engine) = try Self.oneDevice("engine-on-demand-package") { $0.packageExtensions = ["pkgdoc"] }
         defer { scratch.remove() }
-        let store = InMemoryRemoteStore()
-        let root = scratch.url.appending(path: "A")
-        try FileManager.default.createDirectory(at: root.appending(path: TwoDevices.identifier), withIntermediateDirectories: true)
-        var configuration = TwoDevices.configuration(root, SyncGuards(), .seconds(3600))
-        configuration.packageExtensions = ["pkgdoc"]
-        let engine = try SyncEngine(configuration: configuration, store: store)
         let package = configuration.containerURL.appending(path: "Report.pkgdoc", directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: package.appending(path: "Data"), withIntermediateDirectories: true)
         try Data("index".utf8).write(to: package.appending(path: "index.txt"))
@@ -148,14 +142,8 @@ struct EngineOnDemandTests {
 
     @Test("the space budget evicts the least recently used uploaded files, never a pinned, open with unsaved changes, or recently used one")
     func spaceBudget() async throws {
-        let scratch = try Scratch("engine-space-budget")
+        let (scratch, store, configuration, engine) = try Self.oneDevice("engine-space-budget") { $0.spaceBudget = 3500 }
         defer { scratch.remove() }
-        let store = InMemoryRemoteStore()
-        let root = scratch.url.appending(path: "A")
-        try FileManager.default.createDirectory(at: root.appending(path: TwoDevices.identifier), withIntermediateDirectories: true)
-        var configuration = TwoDevices.configuration(root, SyncGuards(), .seconds(3600))
-        configuration.spaceBudget = 3500
-        let engine = try SyncEngine(configuration: configuration, store: store)
         let container = configuration.containerURL
         // Five files of 1000 bytes, used long ago in this order (times set before they are synced:
         // setting them changes the status-change time the journal records).
@@ -194,6 +182,19 @@ struct EngineOnDemandTests {
         for name in ["pinned", "older", "old", "recent"] {
             #expect(FileManager.default.fileExists(atPath: container.appending(path: "\(name).bin").path), "\(name)")
         }
+    }
+
+    /// One device's engine on an in-memory server, in a new scratch folder (removed by the
+    /// caller), its configuration adjusted by `adjust` first.
+    private static func oneDevice(_ label: String, _ adjust: (inout SyncEngineConfiguration) -> Void) throws
+        -> (Scratch, InMemoryRemoteStore, SyncEngineConfiguration, SyncEngine) {
+        let scratch = try Scratch(label)
+        let store = InMemoryRemoteStore()
+        let root = scratch.url.appending(path: "A")
+        try FileManager.default.createDirectory(at: root.appending(path: TwoDevices.identifier), withIntermediateDirectories: true)
+        var configuration = TwoDevices.configuration(root, SyncGuards(), .seconds(3600))
+        adjust(&configuration)
+        return (scratch, store, configuration, try SyncEngine(configuration: configuration, store: store))
     }
 }
 
