@@ -196,8 +196,14 @@ extension CloudDocument {
             waitForAnnouncements()
         }
         let request = ReadRequest(documentURL: url, type: TypeIdentifiers.typeIdentifier(for: url))
+        // A reload for another program's change reads what is on disk now, without asking
+        // other presenters to save first (`.withoutChanges`, as Apple's documentation suggests
+        // for a presenter refreshing itself): the writer that announced the change has just
+        // saved, and an edit still unsaved elsewhere is announced again when it is saved. An
+        // explicit revert asks, as any read does.
+        let options: Coordinator.ReadingOptions = presenterSession != nil ? .withoutChanges : []
         do {
-            try makeCoordinator().coordinate(readingItemAt: url) { readURL in
+            try makeCoordinator().coordinate(readingItemAt: url, options: options) { readURL in
                 // This read shares the document's lock owner with its saves, so it does not wait
                 // for a save's write lock: `saveLock` keeps it out of a save under way (otherwise
                 // a reload landing between a save's snapshot check and its merge made the merge

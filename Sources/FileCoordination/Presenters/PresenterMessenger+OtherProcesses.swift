@@ -27,7 +27,7 @@ extension PresenterMessenger {
     mutating func askOtherProcessesBeforeLocking(_ accesses: [ResolvedAccess]) throws(CoordinationError) {
         if ThreadClaims.holdsNothing && !directory.nobodyHere {
             let local = unique(accesses.filter(Self.asksForSaves).flatMap { presentersConcerned(by: $0) })
-            try ask(local.map { ($0, .saveChanges) }, lending: false)
+            try askRetryingUpgradeConflicts(local.map { ($0, .saveChanges) }, lending: false)
             savedBeforeLocking = Set(local.map(\.id))
         }
         let savesAsked = remote.asksForSaves
@@ -65,7 +65,7 @@ extension PresenterMessenger {
                 subitemDeletions += found.presenters(above: access.itemPath).map { ($0, url) }
             }
         }
-        try ask(unique(savers).map { ($0, .saveChanges) })
+        try askRetryingUpgradeConflicts(unique(savers).map { ($0, .saveChanges) })
         try ask(unique(deleted).map { ($0, .accommodateDeletion) })
         try ask(unique(evicted).map { ($0, .accommodateEviction) })
         var askedSubitem = Set<PresenterID>()

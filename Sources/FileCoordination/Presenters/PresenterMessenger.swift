@@ -208,7 +208,7 @@ struct PresenterMessenger {
                     guard case .relinquished(let id?) = answer else { return }
                     Reacquirer(presenter: address.id, presentedPath: address.path, id: id, delivery: delivery).send()
                 }
-                delivery.send(request, answer: Self.bounded(answered, by: limit, counting: remote.delivery, default: .relinquished(reacquirer: nil),
+                delivery.send(request, answer: Self.bounded(answered, by: limit, in: collector, counting: remote.delivery, default: .relinquished(reacquirer: nil),
                                                             presenter: address, message: message, late: late))
             } else {
                 delivery.send(request, answer: answered)
@@ -241,7 +241,7 @@ struct PresenterMessenger {
                 if case .completed(let error) = answer { collector.answer(error: error) } else { collector.answer() }
             }
             if let limit, !local {
-                record = Self.bounded(record, by: limit, counting: remote.delivery,
+                record = Self.bounded(record, by: limit, in: collector, counting: remote.delivery,
                                       default: message.unansweredDefault(path: address.path) ?? .completed(nil), presenter: address, message: message)
             }
             delivery.send(request, answer: record)
@@ -257,11 +257,12 @@ struct PresenterMessenger {
 
     /// `answer`, called with `fallback` when the presenter (in another process) has not answered
     /// within `milliseconds`; its own answer, if it comes later, goes to `late` instead.
-    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by milliseconds: Int,
+    private static func bounded(_ answer: @escaping @Sendable (PresenterAnswer) -> Void, by milliseconds: Int, in collector: AnswerCollector,
                                 counting delivery: RemoteDelivery, default fallback: PresenterAnswer, presenter: PresenterAddress, message: PresenterMessage,
                                 late: (@Sendable (PresenterAnswer) -> Void)? = nil) -> @Sendable (PresenterAnswer) -> Void {
         let once = AnswerOnce()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+        // The asker's own wait runs the cut-off (no timer per request): `AnswerCollector.limit`.
+        collector.limit(milliseconds) {
             guard once.first() else { return }
             delivery.cutOff("process \(presenter.id.process) did not answer \(message.logName) within \(milliseconds) ms; going on without it")
             answer(fallback)
