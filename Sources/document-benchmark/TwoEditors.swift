@@ -8,6 +8,8 @@ import Foundation
 /// - **documents**: each process has a `TextDocument` open on the file and, `appends` times,
 ///   appends a line, saves, and reads the file through a coordinated read — which asks the other
 ///   process's document to save first (the save-request round trip, timed on its own too);
+/// - **documents, saves only**: the same without the coordinated read — what an editor does
+///   (each save still makes the other document reload);
 /// - **read-modify-write** (the raw baseline): each process, `appends` times, makes the README's
 ///   coordinated read-modify-write (one coordinated write that reads the file, appends a line and
 ///   writes it back atomically — Foundation's atomic write, which does not `fsync`);
@@ -16,20 +18,21 @@ import Foundation
 ///
 /// Each side checks its own result: every line of both processes must be in the file at the end.
 enum TwoEditors {
-    /// `--editor document|rmw|rmw-durable <path> <tag> <appends>`: the child's side. Prints "READY", waits
+    /// `--editor document|document-saves|rmw|rmw-durable <path> <tag> <appends>`: the child's side. Prints "READY", waits
     /// for "go", works, then prints "DONE <read durations>;<save durations>" (documents; in ns,
     /// comma-separated) or
     /// "DONE" and exits.
     @MainActor static func runChild(_ arguments: [String]) async -> Never {
         guard arguments.count == 4, let appends = Int(arguments[3]) else {
-            say("usage: --editor document|rmw|rmw-durable <path> <tag> <appends>")
+            say("usage: --editor document|document-saves|rmw|rmw-durable <path> <tag> <appends>")
             exit(2)
         }
         let url = URL(fileURLWithPath: arguments[1])
         let tag = arguments[2]
         do {
             switch arguments[0] {
-            case "document":
+            case "document", "document-saves":
+                let withReads = arguments[0] == "document"
                 let document = TextDocument(fileURL: url)
                 try await document.openThrowing()
                 ready()
@@ -39,6 +42,7 @@ enum TwoEditors {
                     let saveStart = Measure.now()
                     try await document.saveThrowing(to: url, for: .forOverwriting)
                     saves.append(Measure.now() - saveStart)
+                    guard withReads else { continue }
                     let start = Measure.now()
                     _ = try await Coordinator().coordinate(with: [.readingIntent(with: url)]) { intents in
                         try Data(contentsOf: intents[0].url)
@@ -128,7 +132,7 @@ enum TwoEditors {
     /// lowest and highest in parentheses): on a shared machine the load changes within seconds,
     /// and a ratio of two runs made a minute apart measured the load as much as the code.
     static func printRows(in folder: URL, appends: Int, rounds: Int = 5) throws {
-        let kinds = ["rmw", "rmw-durable", "document"]
+        let kinds = ["rmw", "rmw-durable", "document", "document-saves"]
         let perRound = max(20, appends / rounds)
         var rates: [String: [Double]] = [:]
         var reads: [Double] = [], saves: [Double] = []
@@ -142,13 +146,15 @@ enum TwoEditors {
             }
         }
         let raw = rates["rmw"] ?? [], durable = rates["rmw-durable"] ?? [], ours = rates["document"] ?? []
-        func ratios(_ over: [Double]) -> String {
+        let savesOnly = rates["document-saves"] ?? []
+        func ratios(_ over: [Double], of ours: [Double] = ours) -> String {
             let values = zip(ours, over).map { $0 / $1 }
             guard let low = values.min(), let high = values.max() else { return "–" }
             return String(format: "%.2f × (%.2f–%.2f)", Measure.median(values), low, high)
         }
         let rate = { (values: [Double]) in String(format: "%.1f", Measure.median(values)) }
         print("| appends/s per process, 2 processes with open `TextDocument`s (append, save, coordinated read) ÷ 2 doing the README read-modify-write (median of \(rounds) rounds) | \(rate(raw)) | \(rate(ours)) | \(ratios(raw)) | ≥ 0.5 × |")
+        print("|   2 processes with open `TextDocument`s that append and save (no coordinated read; each save still makes the other reload) ÷ the same read-modify-write | \(rate(raw)) | \(rate(savesOnly)) | \(ratios(raw, of: savesOnly)) | |")
         print("|   same ÷ 2 doing it durably (`SafeSave`: `fsync` of file and folder, like a document's save) | \(rate(durable)) | \(rate(ours)) | \(ratios(durable)) | |")
         if !reads.isEmpty {
             let p50 = Measure.percentile(reads, 0.5) / 1e6, p99 = Measure.percentile(reads, 0.99) / 1e6
