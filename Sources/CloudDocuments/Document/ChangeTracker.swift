@@ -71,6 +71,12 @@ struct ChangeTracker: Sendable {
         savedIdentifier = token
     }
 
+    /// Records that no version is known to be safely on disk (a save whose bytes are in place but
+    /// not durable): the document has unsaved changes until its next save.
+    mutating func forgetSaved() {
+        savedIdentifier = .max  // never an identifier: `makeIdentifier` counts up from 1
+    }
+
     /// Forgets every version: the contents just (re)loaded are the saved version.
     mutating func reset() {
         let identifier = makeIdentifier()

@@ -82,18 +82,37 @@ extension CloudDocument {
         do {
             if case .presenter(let session) = origin, session != start.session { throw DocumentError.documentClosed }
             if origin != .explicit && !start.wasOpen { throw DocumentError.documentClosed }
-            let preparedSnapshot = try prepared.map { prepared in
-                let snapshot = try prepared.snapshot.get()
-                progress = snapshot.progress
-                return snapshot
+            // The snapshot is taken now, holding no lock, when the caller did not take one: a hop
+            // to the main actor under the write lock would keep every other reader and writer of
+            // the file waiting for this process's main queue. (Still checked under the lock, and
+            // taken again there if the document changed meanwhile.)
+            let prepared = prepared ?? onMainActor { () -> PreparedSave in
+                // An explicit save of a document closed meanwhile goes on (see `writeUnderLock`).
+                let current = origin == .explicit ? explicitSaveStart(continuing: start) : start
+                return PreparedSave(start: current, snapshot: Swift.Result { try takeSnapshot(to: url, for: operation, start: current) })
             }
+            let snapshot = try prepared.snapshot.get()
+            progress = snapshot.progress
+            let preparedSnapshot: Snapshot? = snapshot
             let coordinator = makeCoordinator()
-            let record = try coordinator.coordinate(writingItemAt: url) { target in
-                saveLock.lock()
-                defer { saveLock.unlock() }
-                let outcome = try writeUnderLock(to: url, target: target, for: operation, origin: origin, start: start,
-                                                 prepared: preparedSnapshot, coordinator: coordinator, progress: &progress)
-                return self.record(outcome)
+            // The folder's `fsync` waits until the write lock is released (DeferredFolderFlush):
+            // the next writer of the file need not wait for it; this save still returns only
+            // once it is made.
+            let folderFlush = DeferredFolderFlush()
+            let record = try folderFlush.collecting {
+                try coordinator.coordinate(writingItemAt: url) { target in
+                    saveLock.lock()
+                    defer { saveLock.unlock() }
+                    let outcome = try writeUnderLock(to: url, target: target, for: operation, origin: origin, start: start,
+                                                     prepared: preparedSnapshot, coordinator: coordinator, progress: &progress)
+                    return self.record(outcome)
+                }
+            }
+            do throws(SystemCallError) { try folderFlush.flush() } catch {
+                // In place but not durable: the document keeps counting its contents as unsaved,
+                // so its next save (or autosave) writes them again.
+                update { storage in storage.changes.forgetSaved() }
+                throw DocumentError.saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.errno)
             }
             finishSave(to: url, record)
         } catch {

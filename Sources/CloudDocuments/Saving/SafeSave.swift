@@ -11,7 +11,8 @@ import Glibc
 /// permission bits (and owner, when the process may: as root, or the group when it is one of
 /// ours) where it does not have them yet; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
-/// race); `fsync` the folder. On any failure before the rename, the temporary file is removed,
+/// race); `fsync` the folder (a document's save makes that last `fsync` after releasing its
+/// write lock, before it returns: `DeferredFolderFlush`). On any failure before the rename, the temporary file is removed,
 /// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
 /// while it is written, and a save first removes the temporary items of earlier saves of the
 /// same target whose writer died (`kill -9`, a crash), never those of a live one (in a folder of
@@ -53,7 +54,7 @@ public enum SafeSave {
         // One descriptor of the folder serves the look for strays and the final `fsync`. When
         // the folder cannot be opened, the save goes on: it fails where it did before (creating
         // the temporary file in a missing folder, or flushing a folder it may not read).
-        let folder = StrayTemporaryFiles.openFolder(paths.folder)
+        var folder = StrayTemporaryFiles.openFolder(paths.folder)
         defer { if folder >= 0 { _ = Glibc.close(folder) } }
         if folder >= 0 { StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target, inFolder: folder) }
         let existing: stat?
@@ -101,7 +102,11 @@ public enum SafeSave {
         do throws(SystemCallError) { try file.close() } catch { closeFailure = error }
         do throws(SystemCallError) {
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
-            if folder >= 0 {
+            if folder >= 0, let deferral = DeferredFolderFlush.current {
+                // A document's save flushes the folder after its write lock (DeferredFolderFlush).
+                deferral.adopt(folder, path: paths.folder)
+                folder = -1
+            } else if folder >= 0 {
                 try FileDescriptor(rawValue: folder, path: paths.folder).sync()
             } else {
                 try POSIX.syncDirectory(paths.folderPath)

@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import SystemSupport
+
+/// The folder `fsync` of a document's save, made after the save's write lock is released.
+///
+/// A safe save writes a temporary file, `fsync`s it, renames it over the document and then
+/// `fsync`s the folder so that the rename itself survives a power loss. Only the first `fsync`
+/// protects the original: once the temporary file's bytes are on the disk, a crash before the
+/// folder is flushed can bring back the old name's file — the intact original — never a torn
+/// one. So the folder's flush need not keep every other reader and writer of the file waiting:
+/// `CloudDocument.performSave` collects it (`collecting(_:)`) while it holds the write lock and
+/// makes it (`flush()`) once the lock is gone, before the save returns. A save reported as done is
+/// as durable as before; the file's next writer simply no longer waits for our folder's flush.
+///
+/// `SafeSave.write` hands its folder over (`adopt`) when the calling thread collects; called
+/// anywhere else, it flushes the folder itself, as it always did.
+///
+/// `@unchecked Sendable`: never shared — one save's thread creates, fills and flushes it; the
+/// pthread-specific slot holds it only while `collecting` runs on that thread.
+final class DeferredFolderFlush: @unchecked Sendable {
+    private var folders: [(descriptor: Int32, path: String)] = []
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The collector of the calling thread's innermost `collecting`, if any.
+    static var current: DeferredFolderFlush? {
+        pthread_getspecific(key).map { Unmanaged<DeferredFolderFlush>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs `body` with this collector as the calling thread's; the previous one is restored after.
+    func collecting<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = pthread_getspecific(Self.key)
+        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.key, previous) }
+        return try body()
+    }
+
+    /// Takes `descriptor` (an open folder whose flush is owed): closed by `flush()` or `deinit`.
+    func adopt(_ descriptor: Int32, path: String) {
+        folders.append((descriptor, path))
+    }
+
+    /// `fsync`s and closes every folder adopted. Throws the first failure (`call`, `path`,
+    /// `errno`), after closing them all.
+    func flush() throws(SystemCallError) {
+        var failure: SystemCallError?
+        for folder in folders {
+            do throws(SystemCallError) {
+                try FileDescriptor(rawValue: folder.descriptor, path: folder.path).sync()
+            } catch {
+                if failure == nil { failure = error }
+            }
+            _ = Glibc.close(folder.descriptor)
+        }
+        folders.removeAll()
+        if let failure { throw failure }
+    }
+
+    deinit {
+        for folder in folders { _ = Glibc.close(folder.descriptor) }
+    }
+}
