@@ -9,7 +9,8 @@
 //    rename (and every rename back) must be reported as a change within 10 s;
 // 4. a burst of FILES creates in one folder under a live query: how long after the burst its
 //    results equal the disk (goal ≤ 10 s), with a plain listing of that folder for comparison;
-// 5. gathering 10,000 evicted items (placeholders, files on demand) ÷ gathering them whole (≤ 1.5).
+// 5. gathering 10,000 evicted items (placeholders, files on demand) ÷ gathering them whole (≤ 1.5):
+//    both trees side by side, interleaved rounds, the median of the rounds' ratios (EvictedRow.swift).
 // Exits 1 when a result is wrong: a rename unseen, results that differ from the disk.
 // Times, medians and percentiles are BenchmarkSupport's `Measure` (one clock, nearest-rank
 // percentiles), as in every benchmark of the package.

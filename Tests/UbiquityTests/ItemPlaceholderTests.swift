@@ -108,3 +108,22 @@ struct PlaceholderFactsTests {
         }
     }
 }
+
+@Suite("Placeholder name filter: the walk's cheap test")
+struct PlaceholderNameFilterTests {
+    @Test("says maybe for every placeholder name ItemPlaceholder makes, and no for names without the suffix")
+    func agreesWithItemPlaceholder() throws {
+        for item in ["a", "file-1.txt", "é.pages", "x.clouddocs-placeholder"] {
+            let name = try #require(ItemPlaceholder.placeholderName(forItemNamed: item))
+            #expect(PlaceholderNameFilter.mayBePlaceholder(Array(name.utf8)), "\(name)")
+            let bytes = Array(name.utf8)
+            #expect(bytes.withUnsafeBytes { PlaceholderNameFilter.mayBePlaceholder($0[...]) }, "\(name)")
+        }
+        for name in ["", ".", ItemPlaceholder.nameSuffix, "." + ItemPlaceholder.nameSuffix, ".a.clouddocs-placeholde",
+                     ".a.clouddocs-placeholderx", ".a.Clouddocs-placeholder", "a.txt"] {
+            #expect(!PlaceholderNameFilter.mayBePlaceholder(Array(name.utf8)), "\(name)")
+        }
+        // Whatever the filter lets through, the naming rule decides; it never refuses a real one.
+        #expect(ItemPlaceholder.isPlaceholderName(".a" + ItemPlaceholder.nameSuffix))
+    }
+}

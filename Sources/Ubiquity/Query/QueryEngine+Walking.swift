@@ -41,34 +41,17 @@ extension QueryEngine {
             // Names the sync-tool rules must look at: their folder's listing is needed for conflicts.
             var entries: [(name: String, stamp: ItemStamp, special: Bool)] = []
             var copyLikeNames: [String] = []
-            var placeholders: [(name: String, stamp: ItemStamp)] = []
-            // `folder/` as C bytes, for the placeholders' paths.
-            var placeholderPath: [CChar] = []
+            var placeholders = FolderPlaceholders()
             while let entry = readdir(stream) {
                 withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                     let bytes = raw.prefix(while: { $0 != 0 })
                     // Hidden names (and `.`, `..`) are never results, nor walked; an evicted
-                    // item's placeholder stands for the item under its real name.
+                    // item's placeholder stands for the item under its real name (read below).
                     guard let first = bytes.first, first != UInt8(ascii: ".") else {
                         // A regular file (or a type the file system does not tell) may be one.
                         let type = entry.pointee.d_type
-                        if root.isUbiquitous, type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN),
-                           PlaceholderNameFilter.mayBePlaceholder(bytes) {
-                            var facts = PlaceholderFacts.readAttribute(in: descriptor, entry: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-                            if facts == nil {
-                                if placeholderPath.isEmpty { placeholderPath = PathBytes.bytes(of: folder).map { CChar(bitPattern: $0) } + [CChar(UInt8(ascii: "/"))] }
-                                let prefix = placeholderPath.count
-                                for byte in bytes { placeholderPath.append(CChar(bitPattern: byte)) }
-                                placeholderPath.append(0)
-                                facts = placeholderPath.withUnsafeBufferPointer { PlaceholderFacts.read(placeholderAtCPath: $0.baseAddress!) }
-                                placeholderPath.removeSubrange(prefix...)
-                            }
-                            let itemBytes = bytes.dropFirst().dropLast(ItemPlaceholder.nameSuffix.utf8.count)
-                            if let facts, !itemBytes.contains(UInt8(ascii: "/")) {
-                                placeholders.append((PathBytes.string(fromBytes: itemBytes),
-                                                     ItemStamp(isFolder: facts.isPackage, size: facts.size, modified: facts.modifiedNanoseconds,
-                                                               created: facts.createdNanoseconds, inode: UInt64(entry.pointee.d_ino), isEvicted: true)))
-                            }
+                        if root.isUbiquitous, type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN) {
+                            placeholders.add(bytes, inode: UInt64(entry.pointee.d_ino))
                         }
                         return
                     }
@@ -83,7 +66,7 @@ extension QueryEngine {
             // an eviction was cut short, and the real file is the item).
             if !placeholders.isEmpty {
                 let present = entries.isEmpty ? [] : Set(entries.map { ExactName($0.name) })
-                for placeholder in placeholders where placeholder.name != "." && placeholder.name != ".."
+                for placeholder in placeholders.read(in: descriptor, folder: folder) where placeholder.name != "." && placeholder.name != ".."
                     && !present.contains(ExactName(placeholder.name)) {
                     entries.append((placeholder.name, placeholder.stamp, false))
                 }

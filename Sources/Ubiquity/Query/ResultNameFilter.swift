@@ -40,7 +40,24 @@ enum ResultNameFilter {
 /// The cheap byte test for an evicted item's placeholder name (`.NAME.clouddocs-placeholder`),
 /// run on hidden names in ubiquitous scopes before ``ItemPlaceholder/itemName(forPlaceholderNamed:)``.
 enum PlaceholderNameFilter {
-    static func mayBePlaceholder<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bool {
-        bytes.count > ItemPlaceholder.nameSuffix.utf8.count + 1 && bytes.reversed().starts(with: ItemPlaceholder.nameSuffix.utf8.reversed())
+    /// ``ItemPlaceholder/nameSuffix`` as static bytes: the test compares them with the end of the
+    /// name directly (no reversed views, no generic metadata looked up per name — it runs once per
+    /// evicted item a query gathers).
+    private static let suffix: StaticString = ".clouddocs-placeholder"
+
+    /// Whether `bytes` end in the placeholder suffix with at least one byte before it.
+    static func mayBePlaceholder(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        let count = suffix.utf8CodeUnitCount
+        guard bytes.count > count + 1 else { return false }
+        let start = bytes.endIndex - count
+        return suffix.withUTF8Buffer { pattern in
+            for offset in 0..<count where bytes[start + offset] != pattern[offset] { return false }
+            return true
+        }
+    }
+
+    /// As ``mayBePlaceholder(_:)-(Slice<UnsafeRawBufferPointer>)``, for bytes held elsewhere.
+    static func mayBePlaceholder<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        Array(bytes).withUnsafeBytes { mayBePlaceholder($0[...]) }
     }
 }
