@@ -39,6 +39,36 @@ struct RemoteDocumentSaveTests {
         #expect(child.readLine() == "STATE saved")
     }
 
+    /// The clean mark (Docs/RemotePresenters.md, *The clean mark*): a process whose document has
+    /// no unsaved changes carries it, so readers here skip asking it to save; an edit clears it
+    /// before the edit can be seen, and the save our read asks for sets it again.
+    @Test("a process whose document has no unsaved changes carries the clean mark; an edit clears it, the save sets it again")
+    func cleanMarkFollowsTheDocument() throws {
+        let setup = try RemoteDeliveryTests.Setup()
+        let child = try Self.document(setup.file, setup)
+        defer { child.closeInput(); child.waitForExit() }
+        let table = try #require(setup.runtime.remote.table())
+        let pid = child.process.processIdentifier
+        let slot = try #require(table.slot(ofProcess: pid))
+        #expect(table.isKnownClean(slot: slot, process: pid))
+        #expect(!table.isKnownClean(slot: slot, process: pid + 1), "the mark names its process")
+        child.send("edit unsaved in the other process")
+        #expect(child.readLine() == "EDITED")
+        #expect(!table.isKnownClean(slot: slot, process: pid))
+        let text = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(text == "unsaved in the other process")
+        child.send("state")
+        #expect(child.readLine() == "STATE saved")
+        #expect(table.isKnownClean(slot: slot, process: pid))
+        // Clean, it is not asked: the read gets what is on disk, with no answer awaited.
+        let again = try setup.coordinator(timeout: nil).coordinate(readingItemAt: setup.file) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(again == "unsaved in the other process")
+    }
+
     /// Two `remote-document` workers, of `doc.txt` ("old") and `other.txt` ("other old"), each
     /// with an unsaved edit ("first edit", "second edit"), asked at once to read each other's file
     /// `where` ("thread" or "main", with no timeout); returns what each read, and the lines of both

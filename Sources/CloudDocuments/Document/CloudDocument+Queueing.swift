@@ -265,6 +265,22 @@ extension CloudDocument {
     /// Registers the document as the presenter of its file with its runtime's coordinators.
     nonisolated func registerAsPresenter() {
         runtime.addFilePresenter(self)
+        startReportingUnsavedChanges()
+    }
+
+    /// Tells the runtime, now and at every change, whether the document has unsaved changes
+    /// (other processes skip asking it to save while it has none: `CoordinationRuntime.presenter(_:hasUnsavedChanges:)`).
+    /// After every registration: a new registration starts as "may have unsaved changes".
+    nonisolated func startReportingUnsavedChanges() {
+        let runtime = self.runtime
+        storage.withLock { storage in
+            storage.unsavedChangesReporter = { [weak self] dirty in
+                guard let self else { return }
+                runtime.presenter(self, hasUnsavedChanges: dirty)
+            }
+            storage.reportedUnsavedChanges = nil
+            storage.reportUnsavedChanges()
+        }
     }
 
     /// Unregisters the document from its runtime (nothing happens when it is not registered).
@@ -278,6 +294,7 @@ extension CloudDocument {
     nonisolated func reregisterAsPresenter() {
         runtime.removeFilePresenter(self)
         runtime.addFilePresenter(self)
+        startReportingUnsavedChanges()
     }
 }
 

@@ -575,6 +575,14 @@ struct StateAnnouncement {
 
 /// Every mutable property of a ``CloudDocument``, kept behind its lock.
 struct DocumentStorage {
+    /// Tells the reporter when `changes` went from clean to unsaved or back.
+    mutating func reportUnsavedChanges() {
+        let dirty = changes.hasUnsavedChanges
+        guard dirty != reportedUnsavedChanges, let report = unsavedChangesReporter else { return }
+        reportedUnsavedChanges = dirty
+        report(dirty)
+    }
+
     var fileURL: URL
     /// Every place the file has had since it was opened or saved somewhere new (``fileURL`` last).
     var locations: DocumentLocations
@@ -585,7 +593,15 @@ struct DocumentStorage {
     /// Incremented by every open (and creating save of a closed document) and every close, so
     /// work started in one open session notices that the document was closed meanwhile.
     var session = 0
-    var changes = ChangeTracker()
+    var changes = ChangeTracker() {
+        didSet { reportUnsavedChanges() }
+    }
+    /// Tells the runtime whether the document has unsaved changes (set while it is registered as
+    /// a presenter: `startReportingUnsavedChanges`), so other processes skip save requests while
+    /// it has none. Called under this storage's lock, in the same critical section as the change.
+    var unsavedChangesReporter: (@Sendable (Bool) -> Void)?
+    /// What the reporter was last told.
+    var reportedUnsavedChanges: Bool?
     var undoManager: DocumentUndoManager
     var autosaveInterval: Duration?
     var autosaveTask: Task<Void, Never>?

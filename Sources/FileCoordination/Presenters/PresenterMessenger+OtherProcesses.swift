@@ -65,7 +65,9 @@ extension PresenterMessenger {
                 subitemDeletions += found.presenters(above: access.itemPath).map { ($0, url) }
             }
         }
-        try askRetryingUpgradeConflicts(unique(savers).map { ($0, .saveChanges) })
+        // A process whose presenters are all free of unsaved changes would answer at once with
+        // nothing saved: not asked (its clean mark, RemotePresence+Clean).
+        try askRetryingUpgradeConflicts(unique(savers).filter { remote.mayHaveUnsavedChanges($0.id) }.map { ($0, .saveChanges) })
         try ask(unique(deleted).map { ($0, .accommodateDeletion) })
         try ask(unique(evicted).map { ($0, .accommodateEviction) })
         var askedSubitem = Set<PresenterID>()

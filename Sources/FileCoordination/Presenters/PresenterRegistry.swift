@@ -102,6 +102,7 @@ final class PresenterRegistry: Sendable {
             if state.entries[id] != nil { Self.unindex(id, in: &state, monitor: monitor, presence: presence) }
             state.entries[id] = Registered(presenter: presenter, path: path)
             Self.index(id, path: path, in: &state, monitor: monitor, presence: presence)
+            presence?.presenterAdded(id)
             count.store(state.entries.count, ordering: .releasing)
         }
         monitor.sendOwedMessages()  // the monitor cannot message while the lock above is held
@@ -111,7 +112,7 @@ final class PresenterRegistry: Sendable {
         let id = PresenterID(presenter)
         state.withLock { state in
             Self.unindex(id, in: &state, monitor: monitor, presence: presence)
-            state.entries.removeValue(forKey: id)
+            if state.entries.removeValue(forKey: id) != nil { presence?.presenterRemoved(id) }
             count.store(state.entries.count, ordering: .releasing)
         }
     }

@@ -11,8 +11,9 @@ import Synchronization
 /// Layout (all integers native-endian, the file is only shared on one machine):
 /// - offset 0: magic (UInt64); offset 8: the mask of slots in use (UInt64);
 /// - offset 64 + 64·s: slot s's record — its process id (UInt64, 0 when free), its
-///   publication counter (UInt64, bumped by every path it adds) and the slots its main queue
-///   waits for (UInt64, see `mainQueueWaits(ofSlot:)`);
+///   publication counter (UInt64, bumped by every path it adds), the slots its main queue
+///   waits for (UInt64, see `mainQueueWaits(ofSlot:)`) and its clean mark (UInt64, see
+///   `isKnownClean(slot:process:)`);
 /// - offset `itemFilterOffset`: `wordCount` words, bit s of a word set when slot s presents a
 ///   path selecting that word; then as many words for the paths strictly *inside* which slot s
 ///   presents something.
@@ -56,6 +57,10 @@ final class PresenceTable: @unchecked Sendable {
     private func recordPID(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot) }
     private func recordCounter(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot + 8) }
     private func recordMainWaits(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot + 16) }
+    private func recordCleanMark(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(64 + 64 * slot + 24) }
+
+    /// The clean mark's tag ("CLN" in the high bytes); the low 32 bits are the owner's pid.
+    private static let cleanTag: UInt64 = 0x434C_4E00_0000_0000
     @inline(__always)
     private func itemWord(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { word(Self.itemFilterOffset + 8 * index) }
     @inline(__always)
@@ -164,6 +169,16 @@ final class PresenceTable: @unchecked Sendable {
         return (0..<Self.slotCount).first { used & (1 << UInt64($0)) != 0 && self.pid(ofSlot: $0) == pid }
     }
 
+    /// True when the owner of `slot`, the process `pid`, says none of its presenters has unsaved
+    /// changes: its clean mark is the tag with its own pid (a slot never marked, marked by
+    /// another owner before, or by a version of this package without marks reads as "ask").
+    /// A hint that saves save requests, never a lock: see `RemotePresence.report`.
+    func isKnownClean(slot: Int, process pid: Int32) -> Bool {
+        let owner = UInt64(UInt32(bitPattern: pid))
+        return recordCleanMark(slot).pointee.load(ordering: .sequentiallyConsistent) == Self.cleanTag | owner
+            && recordPID(slot).pointee.load(ordering: .acquiring) == owner
+    }
+
     // MARK: Waits of main queues (Docs/RemotePresenters.md, *Save requests and wait cycles*)
 
     /// The slots whose processes the main queue of `slot`'s owner is waiting for, in a
@@ -232,6 +247,7 @@ final class PresenceTable: @unchecked Sendable {
                 guard let claim = SlotClaim(table: table, slot: slot) else { continue }
                 table.recordPID(slot).pointee.store(UInt64(UInt32(bitPattern: getpid())), ordering: .sequentiallyConsistent)
                 table.recordMainWaits(slot).pointee.store(0, ordering: .sequentiallyConsistent)
+                table.recordCleanMark(slot).pointee.store(0, ordering: .sequentiallyConsistent)
                 table.ownSlots.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 table.inUse.pointee.bitwiseOr(claim.bit, ordering: .sequentiallyConsistent)
                 return claim
@@ -256,6 +272,13 @@ final class PresenceTable: @unchecked Sendable {
         func mainQueueWaitsReach(process pid: Int32) -> Bool {
             guard table.mainQueueWaits(ofSlot: slot) != 0, let target = table.slot(ofProcess: pid) else { return false }
             return table.mainQueueWaits(ofSlot: slot, reach: target)
+        }
+
+        /// Marks this process's presenters as all free of unsaved changes (`clean`), or not.
+        /// Visible to every process when it returns.
+        func markClean(_ clean: Bool) {
+            let mark = clean ? PresenceTable.cleanTag | UInt64(UInt32(bitPattern: getpid())) : 0
+            table.recordCleanMark(slot).pointee.store(mark, ordering: .sequentiallyConsistent)
         }
 
         /// Publishes that this process presents `path`. Visible to every process when it returns.
@@ -335,6 +358,7 @@ final class PresenceTable: @unchecked Sendable {
             table.ownSlots.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.inUse.pointee.bitwiseAnd(~bit, ordering: .sequentiallyConsistent)
             table.recordMainWaits(slot).pointee.store(0, ordering: .sequentiallyConsistent)
+            table.recordCleanMark(slot).pointee.store(0, ordering: .sequentiallyConsistent)
             table.recordPID(slot).pointee.store(0, ordering: .sequentiallyConsistent)
             close(lockFD)
         }

@@ -84,6 +84,11 @@ final class RemoteDelivery: PresenterDelivery {
         return left
     }
 
+    /// The presence-table slot of the process of a presenter found by `lookup`.
+    func slot(of id: PresenterID) -> Int? {
+        known.withLock { $0.routes[id] }
+    }
+
     /// True for presenters found in another process by `lookup`.
     func knows(_ id: PresenterID) -> Bool {
         known.withLock { $0.routes[id] != nil }

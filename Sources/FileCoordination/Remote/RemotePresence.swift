@@ -77,6 +77,13 @@ final class RemotePresence: Sendable {
 
     private let serving = Locked<Serving>(Serving())
 
+    /// This runtime's registered presenters that may have unsaved changes (RemotePresence+Clean).
+    /// A leaf lock: nothing else is locked with it held.
+    let unsaved = Locked<UnsavedPresenters>(UnsavedPresenters())
+
+    /// The claimed slot, if any (for its clean mark).
+    var currentClaim: PresenceTable.SlotClaim? { serving.withLock { $0.claim } }
+
     private struct Serving {
         var registry: PresenterRegistry?
         var local: InProcessDelivery?

@@ -179,6 +179,15 @@ package final class CoordinationRuntime: Sendable {
         borrowing.owner(for: presenter) != nil
     }
 
+    /// A registered presenter of this runtime says whether it has unsaved changes now: while
+    /// none of the runtime's presenters has any, other processes skip asking this one to save
+    /// (RemotePresence+Clean). Call it in the same critical section that changes the presenter's
+    /// own record of unsaved changes, so the two never disagree for an asker; any thread. A
+    /// presenter that never calls it counts as possibly having unsaved changes.
+    package func presenter(_ presenter: any FilePresenter, hasUnsavedChanges: Bool) {
+        remote.report(PresenterID(presenter), hasUnsavedChanges: hasUnsavedChanges)
+    }
+
     /// Declares directories with this extension to be packages for this runtime's coordinators.
     package func registerPackageExtension(_ pathExtension: String) { packageExtensions.register(pathExtension) }
 
