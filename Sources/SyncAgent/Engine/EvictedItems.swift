@@ -42,6 +42,33 @@ enum EvictedItems {
         return written.sorted()
     }
 
+    /// The last ``paths(known:missingFrom:in:)`` and ``writtenOver(known:local:in:)`` with what
+    /// they were computed from, for a pass that finds nothing changed since.
+    struct Memo: Sendable {
+        var base: [String: JournalEntry]
+        var local: [String: LocalItem]?
+        var evicted: [String]
+        var writtenOver: [String]
+    }
+
+    /// ``paths(known:missingFrom:in:)`` and ``writtenOver(known:local:in:)``, or `memo`'s answers
+    /// when they were made from the same journal and the same scan and nothing at all happened in
+    /// the container since (`quiet`: the watcher saw no event — a placeholder made or removed is
+    /// an event too). An idle poll then costs two comparisons of dictionaries that share their
+    /// storage (at once), not a look-up per synced item. `memo` becomes this pass's.
+    static func evictedAndWrittenOver(known base: [String: JournalEntry], local: [String: LocalItem]?, in container: URL,
+                                      quiet: Bool, memo: inout Memo?) -> (evicted: [String], writtenOver: [String]) {
+        if quiet, let kept = memo, kept.base == base, kept.local == local {
+            // Kept with these dictionaries: the next comparison is one of shared storage.
+            memo = Memo(base: base, local: local, evicted: kept.evicted, writtenOver: kept.writtenOver)
+            return (kept.evicted, kept.writtenOver)
+        }
+        let evicted = paths(known: base, missingFrom: local, in: container)
+        let written = writtenOver(known: base, local: local, in: container)
+        memo = Memo(base: base, local: local, evicted: evicted, writtenOver: written)
+        return (evicted, written)
+    }
+
     /// Whether the container-relative `path` has a placeholder (a regular file) beside it. One `lstat`.
     private static func hasPlaceholder(_ path: String, in containerPath: String) -> Bool {
         let (folder, name) = split(path)

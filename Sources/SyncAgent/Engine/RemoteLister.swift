@@ -21,7 +21,12 @@ struct RemoteListing: Sendable {
     /// unchanged), the same scan, the same journal — then plans nothing again: the comparison of
     /// dictionaries that were not modified since is a check of their storage, not of their items.
     mutating func plan(_ input: SyncPlanInput, with planner: SyncPlanner) -> SyncPlan {
-        if let lastPlan, Self.same(lastPlan.planner, planner), Self.same(lastPlan.input, input) { return lastPlan.plan }
+        if let lastPlan, Self.same(lastPlan.planner, planner), Self.same(lastPlan.input, input) {
+            // Kept with this input: the next pass's comparison is then one of shared storage,
+            // not item by item against an equal copy made earlier (a rescan that found nothing new).
+            self.lastPlan = (planner, input, lastPlan.plan)
+            return lastPlan.plan
+        }
         let plan = planner.plan(input)
         lastPlan = (planner, input, plan)
         return plan
@@ -92,38 +97,64 @@ enum RemoteLister {
     /// Lists the tree; throws ``RemoteStoreError/malformedResponse(_:)`` past `limits` (more items,
     /// folders included, or deeper paths), and whatever the store's listings throw. `previous`
     /// is the last listing of the same store (its folders' answers are compared, not re-read).
+    ///
+    /// The folders are asked for level by level through ``RemoteStore/listFolders(_:)``, and the
+    /// first request carries the root with every folder of `previous` too (a store sends them
+    /// together): an idle poll is one batch. A folder asked for ahead that is no longer in the
+    /// tree is left out; one found new is asked for with the next level.
     static func list(_ store: any RemoteStore, previous: RemoteListing? = nil,
                      limits: Limits = Limits()) async throws(RemoteStoreError) -> RemoteListing {
         var answers: [RemotePath: FolderAnswer] = [:]
         var isUnchanged = previous != nil
         var count = 0
-        var pending: [(folder: RemotePath, inConflictArea: Bool)] = [(.root, false)]
-        while let (folder, inConflictArea) = pending.popLast() {
-            let known = previous?.folders[folder]
-            let answer: FolderAnswer
-            switch try await store.listWithFolder(folder, unlessUnchangedSince: known?.token) {
-            case .unchanged:
-                guard let known else { throw .malformedResponse("the listing of /\(folder) was reported unchanged without an earlier one") }
-                answer = known
-            case .listed(let entry, let items, let token):
-                answer = FolderAnswer(token: token, folder: entry, children: items.filter { $0.path.parent == folder })
-                isUnchanged = false
+        var fetched: [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] = [:]
+        var ahead = [RemoteFolderRequest(path: .root, token: previous?.folders[.root]?.token)]
+        if let previous {
+            for (folder, answer) in previous.folders.sorted(by: { $0.key < $1.key }) where !folder.isRoot {
+                ahead.append(RemoteFolderRequest(path: folder, token: answer.token))
             }
-            answers[folder] = answer
-            count += answer.children.count
-            if count > limits.items {
-                throw .malformedResponse("more than \(limits.items) items on the server")
+        }
+        fetched = try await store.listFolders(ahead)
+        var level: [(folder: RemotePath, inConflictArea: Bool)] = [(.root, false)]
+        while !level.isEmpty {
+            let missing = level.filter { fetched[$0.folder] == nil }
+                .map { RemoteFolderRequest(path: $0.folder, token: previous?.folders[$0.folder]?.token) }
+            if !missing.isEmpty {
+                for (folder, result) in try await store.listFolders(missing) { fetched[folder] = result }
             }
-            if !answer.children.isEmpty, folder.components.count + 1 > limits.depth {
-                throw .malformedResponse("a folder deeper than \(limits.depth) levels on the server: /\(folder)")
-            }
-            for item in answer.children where item.isFolder {
-                if folder.isRoot, item.path.name == SyncExclusions.conflictArea {
-                    pending.append((item.path, true))
-                } else if inConflictArea || !SyncExclusions.excludes(item.path.name) {
-                    pending.append((item.path, inConflictArea))
+            var next: [(folder: RemotePath, inConflictArea: Bool)] = []
+            for (folder, inConflictArea) in level {
+                let known = previous?.folders[folder]
+                let answer: FolderAnswer
+                switch fetched[folder] {
+                case .none:
+                    throw .malformedResponse("the store gave no listing of /\(folder)")
+                case .failure(let error):
+                    throw error
+                case .success(.unchanged):
+                    guard let known else { throw .malformedResponse("the listing of /\(folder) was reported unchanged without an earlier one") }
+                    answer = known
+                case .success(.listed(let entry, let items, let token)):
+                    answer = FolderAnswer(token: token, folder: entry, children: items.filter { $0.path.parent == folder })
+                    isUnchanged = false
+                }
+                answers[folder] = answer
+                count += answer.children.count
+                if count > limits.items {
+                    throw .malformedResponse("more than \(limits.items) items on the server")
+                }
+                if !answer.children.isEmpty, folder.components.count + 1 > limits.depth {
+                    throw .malformedResponse("a folder deeper than \(limits.depth) levels on the server: /\(folder)")
+                }
+                for item in answer.children where item.isFolder {
+                    if folder.isRoot, item.path.name == SyncExclusions.conflictArea {
+                        next.append((item.path, true))
+                    } else if inConflictArea || !SyncExclusions.excludes(item.path.name) {
+                        next.append((item.path, inConflictArea))
+                    }
                 }
             }
+            level = next
         }
         if isUnchanged, var same = previous, same.folders.count == answers.count {
             same.isUnchanged = true

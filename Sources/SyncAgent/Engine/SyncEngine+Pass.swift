@@ -68,10 +68,13 @@ extension SyncEngine {
                                   approvedDeletions: approvedDeletions, approvedEmptyRoot: approvedEmptyRoot)
         input.localUncertain = scan.uncertain
         (input.earlierServerDeletions, input.earlierLocalDeletions) = deletionBurst.counts(window: configuration.guards.deletionBurstWindow)
-        let evicted = EvictedItems.paths(known: baseEntries, missingFrom: localItems, in: configuration.containerURL)
+        // Nothing happened in the container since the last pass (the watcher saw no event).
+        let quiet = pending.map { !$0.full && $0.folders.isEmpty && $0.subtrees.isEmpty } ?? false
+        let (evicted, writtenOver) = EvictedItems.evictedAndWrittenOver(known: baseEntries, local: localItems, in: configuration.containerURL,
+                                                                        quiet: quiet, memo: &evictedMemo)
         let wanted = wantedDownloads(evicted)
         input.evicted = evicted.filter { !wanted.contains($0) }
-        input.writtenOverEvicted = EvictedItems.writtenOver(known: baseEntries, local: localItems, in: configuration.containerURL)
+        input.writtenOverEvicted = writtenOver
         // An evicted item asked for (or pinned) is planned as new on the server: downloaded,
         // never a deletion.
         for path in wanted { input.base[path] = nil }

@@ -66,6 +66,8 @@ public actor SyncEngine {
     var refusalOrder: [String] = []
     /// The server tag each evicted item's placeholder was last checked against.
     var checkedEvictedTags: [String: String] = [:]
+    /// The evicted items the last pass found, with what they were found from (``EvictedItems/Memo``).
+    var evictedMemo: EvictedItems.Memo?
     private var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
     private var waiterCounter: UInt64 = 0
     private var wakeRequested = false

@@ -48,6 +48,13 @@ public protocol RemoteStore: Sendable {
     func listWithFolder(_ path: RemotePath,
                         unlessUnchangedSince token: RemoteListingToken?) async throws(RemoteStoreError) -> RemoteFolderListing
 
+    /// ``listWithFolder(_:unlessUnchangedSince:)`` of several folders at once (a store may send
+    /// the requests together: one connection, one thread). Each folder's own failure (missing,
+    /// refused, a malformed answer) is its result; a failure that ends the call for all — the
+    /// server cannot be reached, a timeout, cancellation (``RemoteStoreError/isTransient`` or
+    /// ``RemoteStoreError/cancelled``) — is thrown.
+    func listFolders(_ folders: [RemoteFolderRequest]) async throws(RemoteStoreError) -> [RemotePath: Result<RemoteFolderListing, RemoteStoreError>]
+
     /// Streams the file at `path` into the local file `destination` (created or truncated; the
     /// caller picks a temporary name and renames it into place). `progress` is called with the
     /// bytes received so far and the expected total (when the server says it).
@@ -99,6 +106,17 @@ public struct RemoteListingToken: Sendable, Hashable {
     }
 }
 
+/// One folder of ``RemoteStore/listFolders(_:)``: its path and the token of its last answer.
+public struct RemoteFolderRequest: Sendable {
+    public var path: RemotePath
+    public var token: RemoteListingToken?
+
+    public init(path: RemotePath, token: RemoteListingToken?) {
+        self.path = path
+        self.token = token
+    }
+}
+
 /// The answer of ``RemoteStore/listWithFolder(_:unlessUnchangedSince:)``.
 public enum RemoteFolderListing: Sendable {
     /// The answer is the one the given token came from: the folder and its items are as they were.
@@ -135,6 +153,20 @@ extension RemoteStore {
             return .listed(folder: listed.folder, items: listed.items, token: nil)
         }
         return .listed(folder: nil, items: try await list(path), token: nil)
+    }
+
+    /// One ``listWithFolder(_:unlessUnchangedSince:)`` after the other.
+    public func listFolders(_ folders: [RemoteFolderRequest]) async throws(RemoteStoreError) -> [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] {
+        var answers: [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] = [:]
+        for folder in folders where answers[folder.path] == nil {
+            do {
+                answers[folder.path] = .success(try await listWithFolder(folder.path, unlessUnchangedSince: folder.token))
+            } catch {
+                if error.isTransient || error == .cancelled { throw error }
+                answers[folder.path] = .failure(error)
+            }
+        }
+        return answers
     }
 
     /// Two calls: ``item(at:)`` then ``list(_:)``. Stores that can describe a folder and its

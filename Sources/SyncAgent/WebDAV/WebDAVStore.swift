@@ -36,6 +36,8 @@ public final class WebDAVStore: RemoteStore {
     private let authorization: String?
     /// What ``probe()`` found; `nil` before.
     private let probed = Locked<RemoteCapabilities?>(nil)
+    /// The folder listings' requests of the last ``listFolders(_:)``, by folder (only those).
+    private let listingRequests = Locked<[RemotePath: PreparedRequest]>([:])
 
     /// A store for `configuration`. Throws ``RemoteStoreError/refused(_:)`` when the URL is not
     /// http(s) with a host, or is plain `http` to a host that is not loopback without
@@ -166,6 +168,43 @@ public final class WebDAVStore: RemoteStore {
         if let token, token == digest { return .unchanged }
         let listed = try folderListing(path, WebDAVMultistatus.parse(body))
         return .listed(folder: listed.folder, items: listed.items, token: digest)
+    }
+
+    /// ``listWithFolder(_:unlessUnchangedSince:)`` of every folder in one go
+    /// (``WebDAVTransport/sendAll(_:maximumBody:handle:)``: over `http`, pipelined on one
+    /// connection from one thread). Each answer is digested (and parsed only when it changed) on
+    /// the transport's thread as it arrives; a status other than 207 is that folder's failure.
+    public func listFolders(_ folders: [RemoteFolderRequest]) async throws(RemoteStoreError) -> [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] {
+        let withoutFileIDs = probed.withLock { $0.map { !$0.hasFileIDs } ?? false }
+        let body = withoutFileIDs ? WebDAVMultistatus.requestBodyWithoutFileIDs : WebDAVMultistatus.requestBody
+        // The requests of the last call, kept: the same folders are asked for at every poll.
+        let kept = listingRequests.withLock { $0 }
+        var prepared: [RemotePath: PreparedRequest] = [:]
+        let requests = folders.map { folder in
+            if let same = prepared[folder.path] ?? kept[folder.path], same.body == body {
+                prepared[folder.path] = same
+                return same
+            }
+            let made = PreparedRequest(request("PROPFIND", addressing.url(for: folder.path, isFolder: true),
+                                               headers: ["Depth": "1", "Content-Type": "application/xml; charset=utf-8"]), body: body)
+            prepared[folder.path] = made
+            return made
+        }
+        listingRequests.withLock { $0 = prepared }
+        let answers = try await transport.sendAll(requests, maximumBody: maximumResponseBytes) { [self] index, response in
+            let folder = folders[index]
+            return (folder.path, Result { () throws(RemoteStoreError) -> RemoteFolderListing in
+                if response.status == 404 { throw .notFound(folder.path) }
+                guard response.status == 207 else { throw WebDAVStatus.error(for: response, method: "PROPFIND", path: folder.path) }
+                let digest = WebDAVBodyDigest.token(of: response.body)
+                if let token = folder.token, token == digest { return .unchanged }
+                let listed = try folderListing(folder.path, WebDAVMultistatus.parse(response.body))
+                return .listed(folder: listed.folder, items: listed.items, token: digest)
+            })
+        }
+        var results: [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] = [:]
+        for (path, result) in answers { results[path] = result }
+        return results
     }
 
     /// The folder at `path` and its children, from the responses of a `Depth: 1` PROPFIND.

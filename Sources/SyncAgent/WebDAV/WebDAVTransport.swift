@@ -56,6 +56,28 @@ final class WebDAVTransport: Sendable {
         return try await secureTransport().send(request, body: body, exchange: exchange, deadline: deadline)
     }
 
+    /// Sends small requests with their bodies in memory and returns what `handle` made of each
+    /// answer (status, header fields, body of at most `maximumBody` bytes), in the order of
+    /// `requests`. Over `http`, all at once on one connection from one thread
+    /// (``PlainHTTPClient/sendPipelined(_:deadline:maximumBody:handle:)``; only idempotent
+    /// methods); over `https`, one ``send(_:body:exchange:)`` after the other. `handle` runs on a
+    /// thread of the transport. Throws as ``send(_:body:exchange:)``, for the first request that
+    /// fails; a status is never a failure here.
+    func sendAll<Answer: Sendable>(_ requests: [PreparedRequest], maximumBody: Int,
+                                   handle: @escaping @Sendable (Int, WebDAVResponse) -> Answer) async throws(RemoteStoreError) -> [Answer] {
+        guard let first = requests.first?.request.url else { return [] }
+        if first.scheme?.lowercased() == "http", requests.allSatisfy({ $0.request.url?.scheme?.lowercased() == "http" }) {
+            return try await plain.sendPipelined(requests, deadline: exchangeDeadline, maximumBody: maximumBody, handle: handle)
+        }
+        var answers: [Answer] = []
+        for (index, prepared) in requests.enumerated() {
+            let request = prepared.request
+            let exchange = WebDAVExchange(sink: .memory(limit: maximumBody), description: "\(request.httpMethod ?? "GET") \(request.url?.path ?? "")")
+            answers.append(handle(index, try await send(request, body: .data(prepared.body), exchange: exchange)))
+        }
+        return answers
+    }
+
     private func secureTransport() -> URLSessionTransport {
         secure.withLock { transport in
             if let transport { return transport }

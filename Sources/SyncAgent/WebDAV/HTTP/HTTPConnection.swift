@@ -13,7 +13,7 @@ import SystemSupport
 /// closed (and may already belong to another file) is never shut down.
 final class HTTPConnection: @unchecked Sendable {
     // @unchecked: `descriptorState` is a `Locked`; `buffer`, `start`, `end`, `idleSince` and
-    // `exchanges` are touched only by the one thread that holds the connection (pool ownership).
+    // `exchanges`, `gatherNanoseconds` are touched only by the one thread that holds the connection (pool ownership).
 
     /// The socket, or -1 once closed.
     private let descriptorState: Locked<Int32>
@@ -28,6 +28,11 @@ final class HTTPConnection: @unchecked Sendable {
     var idleSince: UInt64 = 0
     /// How many exchanges this connection carried.
     var exchanges = 0
+    /// When not 0, ``fill(limits:)`` finding the socket empty first sleeps this long and reads
+    /// again before it waits for the next byte: a reader expecting a long stream of answers
+    /// (``PlainHTTPClient/sendPipelined(_:deadline:maximumBody:handle:)``) then takes them in
+    /// gulps instead of waking for every piece the server writes.
+    var gatherNanoseconds: UInt64 = 0
     /// How many bytes were written to the socket so far.
     private(set) var bytesSent: Int64 = 0
 
@@ -177,6 +182,7 @@ final class HTTPConnection: @unchecked Sendable {
             end = count
         }
         guard end < buffer.count, let base = buffer.baseAddress else { return 0 }
+        var gathered = gatherNanoseconds == 0
         while true {
             let count = recv(descriptor, base + end, buffer.count - end, 0)
             if count >= 0 {
@@ -187,6 +193,15 @@ final class HTTPConnection: @unchecked Sendable {
             let failure = errno
             if failure == EINTR { continue }
             if failure == EAGAIN || failure == EWOULDBLOCK {
+                if !gathered {
+                    gathered = true
+                    try limits.check()
+                    var pause = timespec(tv_sec: 0, tv_nsec: Int(gatherNanoseconds % 1_000_000_000))
+                    var left = timespec()
+                    while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                    try limits.check()
+                    continue
+                }
                 _ = try limits.wait(for: descriptor, events: Int16(POLLIN))
                 continue
             }

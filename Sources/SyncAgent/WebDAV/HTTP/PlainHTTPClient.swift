@@ -30,7 +30,7 @@ import FoundationNetworking
 /// Threads: the socket work of each exchange runs on a thread of ``threads`` (never on the Swift
 /// cooperative pool); the exchange's progress callbacks run there too. `Sendable`.
 final class PlainHTTPClient: Sendable {
-    private let pool = HTTPConnectionPool()
+    let pool = HTTPConnectionPool()
 
     /// The threads exchanges run on: started at once, never queued behind a blocked one.
     static let threads = WaitingThreads(name: "SyncAgent.http")
