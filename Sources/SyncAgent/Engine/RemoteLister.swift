@@ -102,12 +102,17 @@ enum RemoteLister {
     /// first request carries the root with every folder of `previous` too (a store sends them
     /// together): an idle poll is one batch. A folder asked for ahead that is no longer in the
     /// tree is left out; one found new is asked for with the next level.
+    /// How many folders of one level are asked for in one batch at most.
+    static let batchSize = 256
+
     static func list(_ store: any RemoteStore, previous: RemoteListing? = nil,
                      limits: Limits = Limits()) async throws(RemoteStoreError) -> RemoteListing {
         var answers: [RemotePath: FolderAnswer] = [:]
         var isUnchanged = previous != nil
         var count = 0
         var fetched: [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] = [:]
+        // Items in the folders fetched so far (checked against `limits.items` batch by batch).
+        var fetchedItems = 0
         var ahead = [RemoteFolderRequest(path: .root, token: previous?.folders[.root]?.token)]
         if let previous {
             for (folder, answer) in previous.folders.sorted(by: { $0.key < $1.key }) where !folder.isRoot {
@@ -115,12 +120,24 @@ enum RemoteLister {
             }
         }
         fetched = try await store.listFolders(ahead)
+        for case .success(.listed(_, let items, _)) in fetched.values { fetchedItems += items.count }
         var level: [(folder: RemotePath, inConflictArea: Bool)] = [(.root, false)]
         while !level.isEmpty {
             let missing = level.filter { fetched[$0.folder] == nil }
                 .map { RemoteFolderRequest(path: $0.folder, token: previous?.folders[$0.folder]?.token) }
-            if !missing.isEmpty {
-                for (folder, result) in try await store.listFolders(missing) { fetched[folder] = result }
+            // In batches of `batchSize`, counting the items as they come: a server that claims a
+            // million folders on one level is stopped at `limits.items`, not fetched whole first.
+            var start = 0
+            while start < missing.count {
+                let batch = Array(missing[start..<min(start + Self.batchSize, missing.count)])
+                start += batch.count
+                for (folder, result) in try await store.listFolders(batch) {
+                    fetched[folder] = result
+                    if case .success(.listed(_, let items, _)) = result { fetchedItems += items.count }
+                }
+                if fetchedItems > limits.items {
+                    throw .malformedResponse("more than \(limits.items) items on the server")
+                }
             }
             var next: [(folder: RemotePath, inConflictArea: Bool)] = []
             for (folder, inConflictArea) in level {

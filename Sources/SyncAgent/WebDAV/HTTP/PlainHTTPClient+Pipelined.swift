@@ -69,7 +69,11 @@ extension PlainHTTPClient {
         var host = "", port = 0, timeout: TimeInterval = 60
         for prepared in requests {
             let form = try prepared.wireForm()
-            guard form.isIdempotent else { throw .badRequest("\(prepared.request.httpMethod ?? "GET") is not idempotent: it cannot be pipelined") }
+            // PROPFIND only: its answers always carry a body framed by their headers (a HEAD
+            // answer's `Content-Length` would swallow the next answers), and it is safe to resend.
+            guard form.isIdempotent, prepared.request.httpMethod == "PROPFIND" else {
+                throw .badRequest("\(prepared.request.httpMethod ?? "GET") cannot be pipelined: only PROPFIND is")
+            }
             if wire.isEmpty {
                 (host, port, timeout) = (form.host, form.port, prepared.request.timeoutInterval)
             } else if form.host != host || form.port != port {
@@ -98,7 +102,7 @@ extension PlainHTTPClient {
                     fresh.close()
                     throw .cancelled
                 }
-                fresh.gatherNanoseconds = Self.gatherNanoseconds
+                fresh.gatherNanoseconds = requests.count > 1 ? Self.gatherNanoseconds : 0  // one answer: nothing to gather
                 connection = fresh
             }
             guard let current = connection else { continue }
@@ -115,6 +119,7 @@ extension PlainHTTPClient {
                 }
                 var started = false
                 let head = try HTTPResponseReader.readHead(current, limits: limits, answerStarted: &started)
+                guard !outstanding.isEmpty else { throw HTTPFailure.malformed("an answer to no request") }
                 let index = outstanding.removeFirst()
                 let framing = try HTTPResponseReader.framing(of: head, method: "PROPFIND")
                 if case .length(let length) = framing, length > UInt64(maximumBody) {
