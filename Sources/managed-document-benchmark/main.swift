@@ -18,9 +18,9 @@ let syncedFolders: (URL, URL)? = CommandLine.arguments.firstIndex(of: "--synced"
     index + 2 < CommandLine.arguments.count
         ? (URL(fileURLWithPath: CommandLine.arguments[index + 1]), URL(fileURLWithPath: CommandLine.arguments[index + 2])) : nil
 }
-let numbers = CommandLine.arguments.dropFirst().prefix { $0 != "--synced" }
+let numbers = CommandLine.arguments.dropFirst().prefix { !$0.hasPrefix("--") }
 let count = numbers.first.flatMap { Int($0) } ?? 10_000
-let rounds = max(1, numbers.dropFirst().first.flatMap { Int($0) } ?? 5)
+let rounds = max(1, numbers.dropFirst().first.flatMap { Int($0) } ?? 9)
 let latencySamples = 15
 let schema = ManagedSchema(version: 1, entities: [
     EntityDescription("Task", attributes: [
@@ -140,6 +140,18 @@ struct Round {
     var importCPURatio: Double { importingCPU / rawApplyCPU }
 }
 
+/// The benchmark's entity's records in `document`, in identifier order, as raw rows.
+@MainActor func rawRows(of document: ManagedDocument) throws -> [RawRow] {
+    try document.managedObjectContext.fetch(FetchRequest(entityName: "Task")).map { record in
+        RawRow(id: record.objectID.uuid, title: record.values["title"]?.stringValue ?? "",
+               count: record.values["count"]?.integerValue ?? 0)
+    }
+}
+
+/// One round on fresh stores. Each of ours is measured right beside its raw counterpart, and
+/// which of the two goes first alternates from round to round (`number` even: raw first), so a
+/// burst of load from other programs, or a cache warmed by the previous step, falls on either
+/// side alike rather than always on one.
 @MainActor func round(_ number: Int) async throws -> Round {
     let roundFolder = folder.appending(path: "round-\(number)")
     try FileManager.default.createDirectory(at: roundFolder, withIntermediateDirectories: true)
@@ -150,6 +162,14 @@ struct Round {
     try await writer.openOrCreate()
     try await reader.openOrCreate()
     var result = Round()
+    let rawFirst = number % 2 == 0
+    func measureRawInsert() {
+        result.rawInsert = rawInsert(roundFolder.appending(path: "raw-insert.sqlite").path, count: count) { index in
+            RawRow(id: randomUUID(), title: "task \(index)", count: Int64(index))
+        }
+        result.rawInsertCPU = lastCPUSeconds
+    }
+    if rawFirst { measureRawInsert() }
     result.inserts = try await measure {
         for index in 0..<count {
             try writer.managedObjectContext.insert("Task", ["title": .string("task \(index)"), "count": .integer(Int64(index))])
@@ -158,28 +178,31 @@ struct Round {
     result.insertsCPU = lastCPUSeconds
     result.save = try await measure { try await writer.saveThrowing(to: writer.fileURL, for: .forOverwriting) }
     result.saveCPU = lastCPUSeconds
+    if !rawFirst { measureRawInsert() }
+    // The rows the import brings (the writer's, read before the timing), applied raw.
+    let savedRows = try rawRows(of: writer)
+    func measureRawApply() {
+        result.rawApply = rawInsert(roundFolder.appending(path: "raw-apply.sqlite").path, count: count) { savedRows[$0] }
+        result.rawApplyCPU = lastCPUSeconds
+    }
+    if rawFirst { measureRawApply() }
     var imported = 0
     result.importing = await measure {
         imported = await reader.importChanges().inserted.count
     }
     result.importingCPU = lastCPUSeconds
-    // The rows the reader imported, applied raw (read before the timing).
-    let importedRows = try reader.managedObjectContext.fetch(FetchRequest(entityName: "Task")).map { record in
-        RawRow(id: record.objectID.uuid, title: record.values["title"]?.stringValue ?? "",
-               count: record.values["count"]?.integerValue ?? 0)
+    if !rawFirst { measureRawApply() }
+    // The import brought exactly the rows applied raw.
+    let importedRows = try rawRows(of: reader)
+    guard imported == count, importedRows.count == count, savedRows.count == count,
+          zip(importedRows, savedRows).allSatisfy({ $0.id == $1.id && $0.title == $1.title && $0.count == $1.count }) else {
+        fail("imported \(imported) of \(count) records, or not the records saved")
     }
-    guard imported == count, importedRows.count == count else { fail("imported \(imported) of \(count) records") }
-    result.rawInsert = rawInsert(roundFolder.appending(path: "raw-insert.sqlite").path, count: count) { index in
-        RawRow(id: randomUUID(), title: "task \(index)", count: Int64(index))
-    }
-    result.rawInsertCPU = lastCPUSeconds
-    result.rawApply = rawInsert(roundFolder.appending(path: "raw-apply.sqlite").path, count: count) { importedRows[$0] }
-    result.rawApplyCPU = lastCPUSeconds
     result.rawInsertText = rawInsert(roundFolder.appending(path: "raw-insert-text.sqlite").path, count: count, textIdentifiers: true) { index in
         RawRow(id: randomUUID(), title: "task \(index)", count: Int64(index))
     }
     result.rawApplyText = rawInsert(roundFolder.appending(path: "raw-apply-text.sqlite").path, count: count,
-                                    textIdentifiers: true) { importedRows[$0] }
+                                    textIdentifiers: true) { savedRows[$0] }
     _ = await writer.close()
     _ = await reader.close()
     return result
@@ -270,21 +293,38 @@ func plainFileLatency(_ folders: (URL, URL)) throws -> [Double] {
     return samples
 }
 
-/// Runs `rounds` rounds (each: ours, then raw, on fresh stores) and prints the round with the
-/// median ratio of each measure (a loaded machine disturbs single rounds).
+/// The value at fraction `quantile` (0…1) of `values` once sorted (0.5: the median).
+func quantile(_ values: [Double], _ quantile: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * quantile).rounded()))]
+}
+
+/// Runs one warm-up round (not counted: the first touches of the code, the files and SQLite's
+/// caches), then `rounds` rounds, each on fresh stores with ours and raw SQLite interleaved
+/// (see ``round(_:)``), and prints the median of the rounds' ratios (a loaded machine disturbs
+/// single rounds, on either side), the middle half of them, and the ratio of each side's fastest
+/// round (the least disturbed).
 @MainActor func run() async throws {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    _ = try await round(-1)
     var results: [Round] = []
     for number in 0..<rounds { results.append(try await round(number)) }
     let insert = results.sorted { $0.insertRatio < $1.insertRatio }[results.count / 2]
     let importing = results.sorted { $0.importRatio < $1.importRatio }[results.count / 2]
-    print(String(format: "(median of %d rounds; that round: inserts %.3f s, save %.3f s)", results.count, insert.inserts, insert.save))
+    print(String(format: "(median of %d interleaved rounds; that round: inserts %.3f s, save %.3f s)", results.count, insert.inserts, insert.save))
     print(String(format: "insert %d records and save: %.3f s; raw SQLite: %.3f s; ratio %.2f (goal ≤ 1.5)",
                  count, insert.inserts + insert.save, insert.rawInsert, insert.insertRatio))
     print(String(format: "import %d changes: %.3f s; raw SQLite: %.3f s; ratio %.2f (goal ≤ 2.0)",
                  count, importing.importing, importing.rawApply, importing.importRatio))
-    let insertCPU = results.map(\.insertCPURatio).sorted()[results.count / 2]
-    let importCPU = results.map(\.importCPURatio).sorted()[results.count / 2]
+    let insertRatios = results.map(\.insertRatio), importRatios = results.map(\.importRatio)
+    let fastest = { (values: [Double]) in values.min() ?? 0 }
+    print(String(format: "spread of the rounds' ratios (middle half): insert %.2f–%.2f, import %.2f–%.2f; "
+                 + "fastest round against fastest round: insert %.2f, import %.2f",
+                 quantile(insertRatios, 0.25), quantile(insertRatios, 0.75), quantile(importRatios, 0.25), quantile(importRatios, 0.75),
+                 fastest(results.map { $0.inserts + $0.save }) / fastest(results.map(\.rawInsert)),
+                 fastest(results.map(\.importing)) / fastest(results.map(\.rawApply))))
+    let insertCPU = quantile(results.map(\.insertCPURatio), 0.5)
+    let importCPU = quantile(results.map(\.importCPURatio), 0.5)
     print(String(format: "CPU time instead of wall time (median ratios; less disturbed by a loaded machine): insert %.2f, import %.2f",
                  insertCPU, importCPU))
     let insertText = results.map { ($0.inserts + $0.save) / $0.rawInsertText }.sorted()[results.count / 2]
@@ -303,4 +343,25 @@ func plainFileLatency(_ folders: (URL, URL)) throws -> [Double] {
     }
 }
 
-try await run()
+/// `--profile-inserts`: only the insert-and-save half, `rounds` times (to profile it alone with
+/// `perf record`), printing each round's seconds.
+@MainActor func profileInserts() async throws {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    for number in 0..<rounds {
+        let roundFolder = folder.appending(path: "profile-\(number)")
+        try FileManager.default.createDirectory(at: roundFolder, withIntermediateDirectories: true)
+        let writer = document("7c2f0d9e4b8a41f6a3e5c1d2b7f80a19", in: roundFolder)
+        try await writer.openOrCreate()
+        let inserts = try await measure {
+            for index in 0..<count {
+                try writer.managedObjectContext.insert("Task", ["title": .string("task \(index)"), "count": .integer(Int64(index))])
+            }
+        }
+        let save = try await measure { try await writer.saveThrowing(to: writer.fileURL, for: .forOverwriting) }
+        print(String(format: "inserts %.4f s, save %.4f s", inserts, save))
+        _ = await writer.close()
+        try? FileManager.default.removeItem(at: roundFolder)
+    }
+}
+
+if CommandLine.arguments.contains("--profile-inserts") { try await profileInserts() } else { try await run() }

@@ -30,10 +30,20 @@ public final class ManagedObjectContext {
 
     /// Runs the change `body` on the open store, then marks the document changed (one look-up of
     /// the document for both: an insert is a few microseconds, and each look-up a part of it).
+    ///
+    /// The document is marked changed by the first change after a save (the store had no pending
+    /// change before `body`), not by each: the changes that follow it join the same unsaved set,
+    /// which the next save writes whole, so the mark it set still stands for them. A save that
+    /// committed the store in between leaves no pending change, so the next change marks the
+    /// document again (after that save's snapshot: it stays changed).
     private func edit<T>(_ body: (RecordStore) throws(ManagedStoreError) -> T) throws(ManagedStoreError) -> T {
         guard let document, let synchronizer = document.engine.withLock({ $0?.synchronizer }) else { throw .notOpen }
-        let result = try synchronizer.withStore(body)
-        document.updateChangeCount(.done)
+        var first = false
+        let result = try synchronizer.withStore { (store: RecordStore) throws(ManagedStoreError) -> T in
+            first = !store.hasPendingChanges
+            return try body(store)
+        }
+        if first || !document.hasUnsavedChanges { document.updateChangeCount(.done) }
         return result
     }
 

@@ -82,4 +82,105 @@ struct LogWriter {
         case .uuid(let id): uuid(id)
         }
     }
+
+    /// Appends what `body` writes through a ``ByteCursor`` into a scratch buffer of `maximum`
+    /// bytes (on the stack when small): one capacity check and one copy for a whole change
+    /// instead of one check per byte. `body` must write at most `maximum` bytes.
+    mutating func appendEncoded(maximum: Int, _ body: (inout ByteCursor) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, maximum)) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var cursor = ByteCursor(base: base, capacity: buffer.count)
+            body(&cursor)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: cursor.count))
+        }
+    }
+}
+
+/// Writes the primitives of ``LogWriter`` (the same bytes) through a pointer into a buffer
+/// whose size the caller bounded beforehand (``LogWriter/appendEncoded(maximum:_:)``). A write
+/// past the capacity is dropped rather than made (the bound is computed from the same values,
+/// so it never happens; the check keeps a mistake from writing outside the buffer).
+struct ByteCursor {
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private(set) var count = 0
+
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// The most bytes ``compactValue(_:)`` writes for `value` (its tag included).
+    static func compactBound(_ value: AttributeValue) -> Int {
+        switch value {
+        case .string(let text): 11 + text.utf8.count
+        case .data(let data): 11 + data.count
+        case .uuid: 17
+        default: 11
+        }
+    }
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        guard count < capacity else { return }
+        base[count] = value
+        count += 1
+    }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        byte(UInt8(truncatingIfNeeded: rest))
+    }
+
+    mutating func u64(_ value: UInt64) {
+        guard count + 8 <= capacity else { return }
+        UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
+        count += 8
+    }
+
+    mutating func raw(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0, count + bytes.count <= capacity else { return }
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func uuid(_ value: UUID) {
+        withUnsafeBytes(of: value.uuid) { raw($0) }
+    }
+
+    /// A value as ``LogWriter/compactValue(_:)`` writes it.
+    mutating func compactValue(_ value: AttributeValue) {
+        switch value {
+        case .null: byte(0)
+        case .string(var text):
+            byte(AttributeType.string.rawValue)
+            text.withUTF8 { utf8 in
+                varint(UInt64(utf8.count))
+                raw(UnsafeRawBufferPointer(utf8))
+            }
+        case .integer(let number):
+            byte(AttributeType.integer.rawValue)
+            varint(UInt64(bitPattern: (number << 1) ^ (number >> 63)))
+        case .data(let data):
+            byte(AttributeType.data.rawValue)
+            varint(UInt64(data.count))
+            data.withUnsafeBytes { raw($0) }
+        case .double(let number):
+            byte(AttributeType.double.rawValue)
+            u64(number.bitPattern)
+        case .bool(let flag):
+            byte(AttributeType.bool.rawValue)
+            byte(flag ? 1 : 0)
+        case .date(let date):
+            byte(AttributeType.date.rawValue)
+            u64(date.timeIntervalSince1970.bitPattern)
+        case .uuid(let id):
+            byte(AttributeType.uuid.rawValue)
+            uuid(id)
+        }
+    }
 }

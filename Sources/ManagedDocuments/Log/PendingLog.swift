@@ -59,12 +59,35 @@ struct PendingLog {
     /// all written at `stamp`.
     mutating func appendRow(plan: EntityPlan, id: UUID, stamp: HybridTimestamp, values: [AttributeValue]) {
         let indices = indices(of: plan)
-        begin(entity: indices.entity, id: id, clock: stamp, registers: values.count)
-        for (position, value) in values.enumerated() {
-            body.varint(UInt64(indices.registers[position]) << 1)
-            body.compactValue(value)
+        // The usual row (a few short values) is encoded through a pointer in one piece; a row
+        // with large strings or data byte by byte.
+        var bound = 4 * 10 + 16 + 8
+        for value in values { bound += 10 + ByteCursor.compactBound(value) }
+        guard bound <= Self.largestRowEncodedAtOnce else {
+            begin(entity: indices.entity, id: id, clock: stamp, registers: values.count)
+            for (position, value) in values.enumerated() {
+                body.varint(UInt64(indices.registers[position]) << 1)
+                body.compactValue(value)
+            }
+            return
+        }
+        count += 1
+        let device = deviceIndex(stamp.device)
+        body.appendEncoded(maximum: bound) { cursor in
+            cursor.varint(UInt64(indices.entity))
+            cursor.uuid(id)
+            cursor.u64(stamp.packed)
+            cursor.varint(UInt64(device))
+            cursor.varint(UInt64(values.count))
+            for position in values.indices {
+                cursor.varint(UInt64(indices.registers[position]) << 1)
+                cursor.compactValue(values[position])
+            }
         }
     }
+
+    /// The largest row (bytes, bounded) ``appendRow(plan:id:stamp:values:)`` encodes in a scratch buffer.
+    static let largestRowEncodedAtOnce = 2048
 
     /// Any change: its registers in name order, each with its own clock only when it is not the
     /// first register's.

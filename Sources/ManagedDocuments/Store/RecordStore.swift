@@ -163,8 +163,13 @@ final class RecordStore {
         var row = rowBuffer
         rowBuffer = []  // (the buffer stays uniquely referenced: written in place)
         defer { rowBuffer = row }
-        row.removeAll(keepingCapacity: true)
-        row.append(contentsOf: plan.defaults)
+        if row.count == plan.defaults.count {
+            // Overwritten in place (the usual case: the same entity as the last insert).
+            for position in row.indices { row[position] = plan.defaults[position] }
+        } else {
+            row.removeAll(keepingCapacity: true)
+            row.append(contentsOf: plan.defaults)
+        }
         for (name, value) in values {
             guard let position = plan.position(ofAttribute: name) else {
                 throw .unknownAttribute(entity: entity.name, attribute: name)
