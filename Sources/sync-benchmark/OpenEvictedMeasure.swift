@@ -31,14 +31,26 @@ enum OpenEvictedMeasure {
             return sizeOf(onServer) == size && device.isIdle(after: started)
         }
         let container = UbiquityContainer(identifier: device.identifier, url: device.container)
+        // Issue 19's second row: the blocks the file held (one link: nothing else keeps them),
+        // and what is left after the eviction — the placeholder's.
+        var whole = stat()
+        guard lstat(file.path, &whole) == 0, whole.st_nlink == 1, whole.st_blocks > 0 else {
+            throw BenchmarkError("big.bin is not a whole file with one link before the eviction")
+        }
         do {
             try SyncAgentProvider().evictItem(at: file, in: container)
         } catch {
             throw BenchmarkError("the agent did not evict big.bin: \(error.localizedDescription)")
         }
-        guard sizeOf(file) == -1, (try? ItemPlaceholder.read(forItemAt: file)) ?? nil != nil else {
+        guard sizeOf(file) == -1, (try? ItemPlaceholder.read(forItemAt: file)) ?? nil != nil,
+              let placeholder = ItemPlaceholder.placeholderURL(forItemAt: file) else {
             throw BenchmarkError("big.bin is not evicted")
         }
+        var left = stat()
+        guard lstat(placeholder.path, &left) == 0 else { throw BenchmarkError("no placeholder for big.bin") }
+        let freed = Double(whole.st_blocks - left.st_blocks) / Double(whole.st_blocks)
+        row("blocks freed by evicting a \(options.evictedMiB) MiB file (st_blocks of the file, then of its placeholder)",
+            String(format: "%.3f %%", freed * 100), "\(whole.st_blocks) → \(left.st_blocks) blocks", "–", "≥ 99 %")
 
         FilesOnDemand.enable(root: device.root)
         let start = Measure.now()
