@@ -394,7 +394,7 @@ extension ChangeMonitor {
             if Self.isAnnouncedSubitem(path, stamp: stamp, in: state) || state.subitemReported[path] == stamp {
                 return nil
             }
-            let appeared: Bool
+            var appeared: Bool
             if appearing {
                 appeared = true
             } else if pending {
@@ -403,6 +403,13 @@ extension ChangeMonitor {
                 appeared = !existedBefore
             } else {
                 appeared = created
+            }
+            // Its appearance was announced already, by another process's message at an earlier
+            // stamp: what the kernel's report shows now is a later change of it (reported as
+            // such, so that process's own message of that change is not the one dropped as a
+            // repeat — under load the report of a creation can be read after the next write).
+            if appeared, let announced = state.subitemAnnounced[path], announced != .missing, announced != stamp {
+                appeared = false
             }
             if appeared && open { return .waitingForClose }
             Self.noteSubitemReported(path, stamp: stamp, in: &state)
