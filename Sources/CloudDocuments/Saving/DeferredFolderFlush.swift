@@ -1,3 +1,4 @@
+import FileCoordination
 import Foundation
 import Glibc
 import SystemSupport
@@ -17,26 +18,20 @@ import SystemSupport
 /// anywhere else, it flushes the folder itself, as it always did.
 ///
 /// `@unchecked Sendable`: never shared — one save's thread creates, fills and flushes it; the
-/// pthread-specific slot holds it only while `collecting` runs on that thread.
+/// thread-local list (`ThreadLocalList`) holds it only while `collecting` runs on that thread.
 final class DeferredFolderFlush: @unchecked Sendable {
     private var folders: [(descriptor: Int32, path: String)] = []
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+    /// The collectors of the calling thread's `collecting` calls, innermost last.
+    private static let collectors = ThreadLocalList<DeferredFolderFlush>()
 
     /// The collector of the calling thread's innermost `collecting`, if any.
-    static var current: DeferredFolderFlush? {
-        pthread_getspecific(key).map { Unmanaged<DeferredFolderFlush>.fromOpaque($0).takeUnretainedValue() }
-    }
+    static var current: DeferredFolderFlush? { collectors.last }
 
     /// Runs `body` with this collector as the calling thread's; the previous one is restored after.
     func collecting<T>(_ body: () throws -> T) rethrows -> T {
-        let previous = pthread_getspecific(Self.key)
-        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(Self.key, previous) }
+        Self.collectors.append(self)
+        defer { Self.collectors.removeLast() }
         return try body()
     }
 

@@ -6,14 +6,14 @@ import Glibc
 ///
 /// `@unchecked Sendable`: the only stored property is the immutable key; each list is reached
 /// only by the thread it belongs to (a thread's list is released when the thread exits).
-final class ThreadLocalList<Element>: @unchecked Sendable {
+package final class ThreadLocalList<Element>: @unchecked Sendable {
     private final class Box {
         var elements: [Element] = []
     }
 
     private let key: pthread_key_t
 
-    init() {
+    package init() {
         var key = pthread_key_t()
         pthread_key_create(&key) { pointer in
             if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
@@ -32,7 +32,7 @@ final class ThreadLocalList<Element>: @unchecked Sendable {
     }
 
     /// Appends `element` to this thread's list.
-    func append(_ element: Element) {
+    package func append(_ element: Element) {
         box(creating: true)?.elements.append(element)
     }
 
@@ -42,7 +42,7 @@ final class ThreadLocalList<Element>: @unchecked Sendable {
     }
 
     /// Removes the last `count` elements of this thread's list (all of them if it holds fewer).
-    func removeLast(_ count: Int = 1) {
+    package func removeLast(_ count: Int = 1) {
         guard count > 0, let box = box(creating: false) else { return }
         // One `removeLast()` at a time: `removeLast(_:)` goes through `replaceSubrange`, which
         // costs more than the usual single pop of an access (measured with callgrind).
@@ -51,6 +51,9 @@ final class ThreadLocalList<Element>: @unchecked Sendable {
 
     /// This thread's list (empty if it never appended).
     var elements: [Element] { box(creating: false)?.elements ?? [] }
+
+    /// The last element of this thread's list.
+    package var last: Element? { box(creating: false)?.elements.last }
 
     /// Whether this thread's list is empty.
     var isEmpty: Bool { box(creating: false)?.elements.isEmpty ?? true }

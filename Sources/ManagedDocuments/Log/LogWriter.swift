@@ -85,25 +85,34 @@ struct LogWriter {
 
     /// Appends what `body` writes through a ``ByteCursor`` into a scratch buffer of `maximum`
     /// bytes (on the stack when small): one capacity check and one copy for a whole change
-    /// instead of one check per byte. `body` must write at most `maximum` bytes.
-    mutating func appendEncoded(maximum: Int, _ body: (inout ByteCursor) -> Void) {
+    /// instead of one check per byte. Returns false, with nothing appended, when `body` wrote
+    /// more than `maximum` bytes (a bound computed wrong): the caller then writes the same
+    /// bytes through the growing primitives above.
+    mutating func appendEncoded(maximum: Int, _ body: (inout ByteCursor) -> Void) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, maximum)) { buffer in
-            guard let base = buffer.baseAddress else { return }
+            guard let base = buffer.baseAddress else { return false }
             var cursor = ByteCursor(base: base, capacity: buffer.count)
             body(&cursor)
+            guard !cursor.overflowed else { return false }
             bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: cursor.count))
+            return true
         }
     }
 }
 
 /// Writes the primitives of ``LogWriter`` (the same bytes) through a pointer into a buffer
 /// whose size the caller bounded beforehand (``LogWriter/appendEncoded(maximum:_:)``). A write
-/// past the capacity is dropped rather than made (the bound is computed from the same values,
-/// so it never happens; the check keeps a mistake from writing outside the buffer).
+/// past the capacity is not made and marks the cursor `overflowed` (the bound is computed from
+/// the same values, so it never happens; the check keeps a mistake from writing outside the
+/// buffer or from losing bytes silently: the writer then falls back to its growing array).
+/// Two encoders of the same bytes on purpose: this one for the per-row hot path, `LogWriter`'s
+/// for everything else and as the fallback that cannot run out of room.
 struct ByteCursor {
     private let base: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     private(set) var count = 0
+    /// A write did not fit (and was not made).
+    private(set) var overflowed = false
 
     init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
         self.base = base
@@ -122,7 +131,7 @@ struct ByteCursor {
 
     @inline(__always)
     mutating func byte(_ value: UInt8) {
-        guard count < capacity else { return }
+        guard count < capacity else { overflowed = true; return }
         base[count] = value
         count += 1
     }
@@ -137,13 +146,14 @@ struct ByteCursor {
     }
 
     mutating func u64(_ value: UInt64) {
-        guard count + 8 <= capacity else { return }
+        guard count + 8 <= capacity else { overflowed = true; return }
         UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
         count += 8
     }
 
     mutating func raw(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, bytes.count > 0, count + bytes.count <= capacity else { return }
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        guard count + bytes.count <= capacity else { overflowed = true; return }
         UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
         count += bytes.count
     }

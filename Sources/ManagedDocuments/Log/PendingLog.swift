@@ -63,26 +63,28 @@ struct PendingLog {
         // with large strings or data byte by byte.
         var bound = 4 * 10 + 16 + 8
         for value in values { bound += 10 + ByteCursor.compactBound(value) }
-        guard bound <= Self.largestRowEncodedAtOnce else {
-            begin(entity: indices.entity, id: id, clock: stamp, registers: values.count)
-            for (position, value) in values.enumerated() {
-                body.varint(UInt64(indices.registers[position]) << 1)
-                body.compactValue(value)
+        if bound <= Self.largestRowEncodedAtOnce {
+            let device = deviceIndex(stamp.device)
+            let encoded = body.appendEncoded(maximum: bound) { cursor in
+                cursor.varint(UInt64(indices.entity))
+                cursor.uuid(id)
+                cursor.u64(stamp.packed)
+                cursor.varint(UInt64(device))
+                cursor.varint(UInt64(values.count))
+                for position in values.indices {
+                    cursor.varint(UInt64(indices.registers[position]) << 1)
+                    cursor.compactValue(values[position])
+                }
             }
-            return
+            if encoded {
+                count += 1
+                return
+            }
         }
-        count += 1
-        let device = deviceIndex(stamp.device)
-        body.appendEncoded(maximum: bound) { cursor in
-            cursor.varint(UInt64(indices.entity))
-            cursor.uuid(id)
-            cursor.u64(stamp.packed)
-            cursor.varint(UInt64(device))
-            cursor.varint(UInt64(values.count))
-            for position in values.indices {
-                cursor.varint(UInt64(indices.registers[position]) << 1)
-                cursor.compactValue(values[position])
-            }
+        begin(entity: indices.entity, id: id, clock: stamp, registers: values.count)
+        for (position, value) in values.enumerated() {
+            body.varint(UInt64(indices.registers[position]) << 1)
+            body.compactValue(value)
         }
     }
 

@@ -2,6 +2,7 @@ import FileCoordination
 import Foundation
 import Glibc
 import Synchronization
+import SystemSupport
 
 /// Writes each container's ``ContainerSyncStatus`` to `ROOT/.clouddocsd/status/IDENTIFIER.json`
 /// for apps' providers and `clouddocs agent status`: encoded, written to a temporary file and
@@ -50,17 +51,7 @@ final class StatusPublisher: Sendable {
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
-            guard let base = bytes.baseAddress else { return true }
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, base + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
+            (try? FileDescriptor(rawValue: descriptor, path: path).writeAll(bytes)) != nil
         }
     }
 }

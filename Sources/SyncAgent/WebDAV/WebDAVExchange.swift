@@ -211,16 +211,11 @@ final class WebDAVExchange: Sendable {
 
     /// Writes all of `data` to `descriptor`; the errno on failure (`ENOSPC`, `EIO`, …).
     private static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Errno? {
-        guard let base = buffer.baseAddress else { return nil }
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, base + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return Errno(rawValue: errno)
-            }
-            offset += written
+        do throws(SystemCallError) {
+            try FileDescriptor(rawValue: descriptor, path: "").writeAll(buffer)
+            return nil
+        } catch {
+            return error.errno
         }
-        return nil
     }
 }
