@@ -108,9 +108,13 @@ public struct RemoteListingToken: Sendable, Hashable {
 
 /// One folder of ``RemoteStore/listFolders(_:)``: its path and the token of its last answer.
 public struct RemoteFolderRequest: Sendable {
+    /// The folder to list.
     public var path: RemotePath
+    /// The token of its last answer (nil for a folder never listed): an unchanged folder is
+    /// answered ``RemoteFolderListing/unchanged``.
     public var token: RemoteListingToken?
 
+    /// A request for `path`, with the token of its last answer.
     public init(path: RemotePath, token: RemoteListingToken?) {
         self.path = path
         self.token = token

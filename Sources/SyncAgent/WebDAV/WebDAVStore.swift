@@ -174,6 +174,9 @@ public final class WebDAVStore: RemoteStore {
     /// (``WebDAVTransport/sendAll(_:maximumBody:handle:)``: over `http`, pipelined on one
     /// connection from one thread). Each answer is digested (and parsed only when it changed) on
     /// the transport's thread as it arrives; a status other than 207 is that folder's failure.
+    /// An answer over the size limit or that cannot be framed ends the call for every folder
+    /// (thrown as `.malformedResponse`): the connection it came on cannot be trusted for the
+    /// answers after it. Runs on the caller's task; the transport's thread does the I/O.
     public func listFolders(_ folders: [RemoteFolderRequest]) async throws(RemoteStoreError) -> [RemotePath: Result<RemoteFolderListing, RemoteStoreError>] {
         let withoutFileIDs = probed.withLock { $0.map { !$0.hasFileIDs } ?? false }
         let body = withoutFileIDs ? WebDAVMultistatus.requestBodyWithoutFileIDs : WebDAVMultistatus.requestBody
