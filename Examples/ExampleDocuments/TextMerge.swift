@@ -47,7 +47,43 @@ public enum TextMerge {
                                      theirs: theirsBytes[baseBytes.count...]) {
             return .merged(text(appended))
         }
-        return mergeLines(base: Lines(baseBytes), ours: Lines(oursBytes), theirs: Lines(theirsBytes))
+        return mergeLinesAfterSharedStart(base: baseBytes, ours: oursBytes, theirs: theirsBytes)
+    }
+
+    /// ``mergeLines(base:ours:theirs:)`` of the three texts, with the lines all three share at the
+    /// beginning left out of the diff (an append to a long text then diffs a few lines, not all
+    /// of them) and put back in front. The result is the same: the diff finds those lines equal
+    /// as its first step (`LineDiff.hunks` trims the shared start of each pair, which begins with
+    /// these lines), and the conflict lines are counted from the start of `base`.
+    static func mergeLinesAfterSharedStart(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> MergeResult {
+        let shared = sharedLeadingBytes(base, ours, theirs)
+        let sharedLines = base[..<shared].reduce(0) { $1 == newline ? $0 + 1 : $0 }
+        switch mergeLines(base: Lines(Array(base[shared...])), ours: Lines(Array(ours[shared...])),
+                          theirs: Lines(Array(theirs[shared...]))) {
+        case .merged(let rest): return .merged(text(Array(base[..<shared])) + rest)
+        case .conflict(let lines) where lines.upperBound == Int.max:
+            return .conflict(baseLines: 0..<Lines(base).count)  // too many differences: the whole base
+        case .conflict(let lines): return .conflict(baseLines: (lines.lowerBound + sharedLines)..<(lines.upperBound + sharedLines))
+        }
+    }
+
+    /// How many bytes, ending with a line feed, begin all three texts alike (0 when not even
+    /// their first line is shared): whole lines, so the texts after them are texts of lines.
+    static func sharedLeadingBytes(_ a: [UInt8], _ b: [UInt8], _ c: [UInt8]) -> Int {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                c.withUnsafeBufferPointer { c in
+                    let limit = min(a.count, b.count, c.count)
+                    var lineEnd = 0
+                    var index = 0
+                    while index < limit, a[index] == b[index], a[index] == c[index] {
+                        if a[index] == newline { lineEnd = index + 1 }
+                        index += 1
+                    }
+                    return lineEnd
+                }
+            }
+        }
     }
 
     // MARK: Lines
@@ -96,12 +132,14 @@ public enum TextMerge {
         var isOurs: Bool
     }
 
-    private static func mergeLines(base: Lines, ours: Lines, theirs: Lines) -> MergeResult {
+    /// The line merge of three texts; a side with too many differences gives a conflict over
+    /// `0..<Int.max` (the caller names the whole base).
+    static func mergeLines(base: Lines, ours: Lines, theirs: Lines) -> MergeResult {
         let ids = LineIdentifiers()
         let baseIDs = ids.identify(base), oursIDs = ids.identify(ours), theirsIDs = ids.identify(theirs)
         guard let oursHunks = LineDiff.hunks(baseIDs, oursIDs, maximumDifferences: maximumDifferences),
               let theirsHunks = LineDiff.hunks(baseIDs, theirsIDs, maximumDifferences: maximumDifferences) else {
-            return .conflict(baseLines: 0..<base.count)
+            return .conflict(baseLines: 0..<Int.max)
         }
         let hunks = (oursHunks.map { Hunk(base: $0.0, side: $0.1, isOurs: true) }
             + theirsHunks.map { Hunk(base: $0.0, side: $0.1, isOurs: false) })

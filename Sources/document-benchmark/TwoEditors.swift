@@ -127,13 +127,15 @@ enum TwoEditors {
     /// Prints the table rows: appends per second per process, documents ÷ read-modify-write, and
     /// the save-request round trip (p50 / p99 of the documents' coordinated reads).
     ///
-    /// The three kinds run in `rounds` rounds of `appends / rounds` appends each, in an order that
-    /// rotates from round to round, and each ratio is the median of the per-round ratios (with the
-    /// lowest and highest in parentheses): on a shared machine the load changes within seconds,
-    /// and a ratio of two runs made a minute apart measured the load as much as the code.
-    static func printRows(in folder: URL, appends: Int, rounds: Int = 5) throws {
+    /// The four kinds run in `rounds` rounds of `appends` appends per process each, in an order
+    /// that rotates from round to round, and each ratio is the median of the per-round ratios
+    /// (with the lowest and highest in parentheses): on a shared machine the load changes within
+    /// seconds, and a ratio of two runs made a minute apart measured the load as much as the code.
+    /// (Rounds of a few dozen appends, as before, lasted a tenth of a second: their ratios spread
+    /// from 0.2 to 0.7.)
+    static func printRows(in folder: URL, appends: Int, rounds: Int = 9) throws {
         let kinds = ["rmw", "rmw-durable", "document", "document-saves"]
-        let perRound = max(20, appends / rounds)
+        let perRound = max(20, appends)
         var rates: [String: [Double]] = [:]
         var reads: [Double] = [], saves: [Double] = []
         for round in 0..<rounds {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 @testable import ExampleDocuments
@@ -233,5 +234,55 @@ struct TextMergeGeneratedTests {
         let ours = Self.apply([target: .replace], to: lines, tag: "O")
         let theirs = Self.apply([target: .replace], to: lines, tag: "T")
         #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs) == .conflict(baseLines: target..<(target + 1)))
+    }
+}
+
+@Suite("TextMerge: leaving the shared start out of the diff")
+struct TextMergeSharedStartTests {
+    /// The untrimmed line merge, with its "too many differences" answer named as `merge` names it.
+    private static func untrimmed(_ base: [UInt8], _ ours: [UInt8], _ theirs: [UInt8]) -> TextMerge.MergeResult {
+        switch TextMerge.mergeLines(base: .init(base), ours: .init(ours), theirs: .init(theirs)) {
+        case .conflict(let lines) where lines.upperBound == Int.max: return .conflict(baseLines: 0..<TextMerge.Lines(base).count)
+        case let result: return result
+        }
+    }
+
+    /// A text of `count` lines drawn from a few (so lines repeat), with mixed endings and maybe
+    /// no final one.
+    private static func text(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for index in 0..<count {
+            bytes += Array(["a", "b", "c", "dd", ""].randomElement(using: &random)!.utf8)
+            if index < count - 1 || Bool.random(using: &random) {
+                bytes += Array((Bool.random(using: &random) ? "\n" : "\r\n").utf8)
+            }
+        }
+        return bytes
+    }
+
+    @Test("the result is the untrimmed merge's, whatever the texts", arguments: 0..<400)
+    func sameAsUntrimmed(_ seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed))
+        let shared = Self.text(Int.random(in: 0...6, using: &random), &random)
+        // A shared start ending in a line feed or not, then three different tails.
+        let base = shared + Self.text(Int.random(in: 0...5, using: &random), &random)
+        let ours = shared + Self.text(Int.random(in: 0...5, using: &random), &random)
+        let theirs = shared + Self.text(Int.random(in: 0...5, using: &random), &random)
+        #expect(TextMerge.mergeLinesAfterSharedStart(base: base, ours: ours, theirs: theirs) == Self.untrimmed(base, ours, theirs),
+                "base \(String(decoding: base, as: UTF8.self).debugDescription) ours \(String(decoding: ours, as: UTF8.self).debugDescription) theirs \(String(decoding: theirs, as: UTF8.self).debugDescription)")
+    }
+
+    @Test("a long text edited at its end on both sides diffs only the end")
+    func longTextAppends() {
+        let base = (0..<20_000).map { "line \($0)\n" }.joined()
+        let kept = String(base.dropLast("line 19999\n".count))
+        let ours = base + "ours\n", theirs = kept + "theirs\n"  // theirs replaced the last line
+        let result = TextMerge.merge(base: base, ours: ours, theirs: theirs)
+        #expect(result == .conflict(baseLines: 19_999..<20_000))  // next to ours' append: adjacent edits
+        #expect(TextMerge.merge(base: base, ours: ours, theirs: kept + "line 19999\n" + "theirs\n")
+                == .merged(base + "ours\n" + "theirs\n"))
+        let edited = kept.replacingOccurrences(of: "line 5\n", with: "five\n") + "line 19999\n"
+        #expect(TextMerge.merge(base: base, ours: ours, theirs: edited) == .merged(edited + "ours\n"))
+        #expect(result == TextMerge.mergeLinesAfterSharedStart(base: Array(base.utf8), ours: Array(ours.utf8), theirs: Array(theirs.utf8)))
     }
 }
