@@ -70,6 +70,51 @@ struct WebDAVPipelinedListingTests {
         }
     }
 
+    @Test("WsgiDAV answers pipelined listings as it answers one request each",
+          .enabled(if: RequiredTool.wsgidav.isInstalledOrRequired, Comment(rawValue: RequiredTool.wsgidav.missingMessage)))
+    func wsgidav() async throws {
+        try await Self.listingsMatch(on: .wsgidav)
+    }
+
+    @Test("rclone serve webdav answers pipelined listings as it answers one request each",
+          .enabled(if: RequiredTool.rclone.isInstalledOrRequired, Comment(rawValue: RequiredTool.rclone.missingMessage)))
+    func rclone() async throws {
+        try await Self.listingsMatch(on: .rclone)
+    }
+
+    /// 40 folders and a missing one, listed in one go on a server of `kind`, against one request each.
+    static func listingsMatch(on kind: WebDAVServer.Kind) async throws {
+        try await WebDAVServer.with(kind) { server in
+            let store = try WebDAVTesting.store(server.baseURL)
+            var folders: [RemotePath] = [.root]
+            for index in 0..<40 {
+                let name = String(format: "folder %03d", index)
+                let folder = server.dataURL.appending(path: name, directoryHint: .isDirectory)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                for file in 0..<(index % 4) {
+                    try Data("content \(index).\(file)".utf8).write(to: folder.appending(path: "file \(file).txt"))
+                }
+                folders.append(try WebDAVTesting.path(name))
+            }
+            let missing = try WebDAVTesting.path("no such folder")
+            let answers = try await store.listFolders((folders + [missing]).map { RemoteFolderRequest(path: $0, token: nil) })
+            #expect(answers.count == folders.count + 1)
+            if case .failure(.notFound(missing))? = answers[missing] {} else {
+                Issue.record("\(kind), the missing folder: \(String(describing: answers[missing]))")
+            }
+            for folder in folders {
+                let alone = try await store.listWithFolder(folder)
+                guard case .success(.listed(_, let items, _))? = answers[folder] else {
+                    Issue.record("\(kind) /\(folder): \(String(describing: answers[folder]))")
+                    continue
+                }
+                #expect(items.map(\.path) == alone.items.map(\.path), "\(kind) /\(folder)")
+                #expect(items.map(\.size) == alone.items.map(\.size), "\(kind) /\(folder)")
+                if folder != .root { #expect(items.count == Self.fileCount(folder), "\(kind) /\(folder)") }
+            }
+        }
+    }
+
     /// How many files the test put in `folder` (`folder NNN` holds NNN mod 4).
     static func fileCount(_ folder: RemotePath) -> Int {
         Int(folder.name.dropFirst("folder ".count)).map { $0 % 4 } ?? -1
