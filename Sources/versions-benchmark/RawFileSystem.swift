@@ -105,4 +105,22 @@ enum RawFileSystem {
                               _ outputOffset: UnsafeMutablePointer<Int64>?, _ length: Int, _ flags: UInt32) -> Int {
         cshim_copy_file_range(input, inputOffset, output, outputOffset, length, flags)
     }
+
+    /// Opens and reads `items/<id>/item.json` for every entry of `items` (plain system calls, no
+    /// decoding): the number of records read.
+    static func readEveryItemRecord(in items: String) -> Int {
+        guard let directory = opendir(items) else { return -1 }
+        defer { closedir(directory) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var count = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix(".") else { continue }
+            let fd = open(items + "/" + name + "/item.json", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            if read(fd, &buffer, buffer.count) > 0 { count += 1 }
+            close(fd)
+        }
+        return count
+    }
 }

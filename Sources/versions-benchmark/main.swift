@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 
 let usage = """
-    versions-benchmark [--only a,b,c,d] [--latency-rounds N] [--profile query|add]
+    versions-benchmark [--only a,b,c,d,e] [--latency-rounds N] [--profile query|add]
 
     Prints a Markdown table, one row per measure, each measured beside its raw system-call
     baseline in the same run (medians of rounds; the latency row gives p50 / p99):
@@ -17,6 +17,8 @@ let usage = """
       c  addOfItem(at:withContentsOf:) of a 16 MiB file ÷ a raw durable copy (O_EXCL temporary,
          copy_file_range or read/write 1 MiB — the faster, fsync, rename, fsync of the folder)
       d  otherVersionsOfItem(at:) of an item with 100 stored versions (for information)
+      e  unresolvedConflictVersionsOfItem(at:) of a never-versioned file in a store of 1,000 items
+         ÷ reading every item.json of the store (what that question cost before the path index)
     Everything lives in one temporary folder under $TMPDIR (the version store too, through
     CLOUDDOCUMENTS_VERSION_STORE), so both sides use the same disk; it is removed at the end.
       --latency-rounds N   rounds of b (default 200)
@@ -24,7 +26,7 @@ let usage = """
                            additions of c, and nothing else
     """
 
-var sections = Set("abcd")
+var sections = Set("abcde")
 var latencyRounds = 200
 var profile: String?
 var arguments = CommandLine.arguments.dropFirst()
@@ -34,7 +36,7 @@ while let argument = arguments.popFirst() {
         print(usage)
         exit(0)
     case "--only":
-        sections = Set(arguments.popFirst() ?? "").intersection("abcd")
+        sections = Set(arguments.popFirst() ?? "").intersection("abcde")
     case "--latency-rounds":
         latencyRounds = max(1, Int(arguments.popFirst() ?? "") ?? latencyRounds)
     case "--profile":
@@ -79,3 +81,4 @@ if sections.contains("a") { try QueryBenchmark.run(in: base) }
 if sections.contains("b") { try await ConflictLatencyBenchmark.run(in: base, rounds: latencyRounds) }
 if sections.contains("c") { try AddBenchmark.run(in: base) }
 if sections.contains("d") { try await HundredVersionsBenchmark.run(in: base) }
+if sections.contains("e") { try ManyItemsBenchmark.run(in: base, store: base.appendingPathComponent("store")) }

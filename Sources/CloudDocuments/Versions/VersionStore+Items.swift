@@ -83,14 +83,20 @@ extension VersionStore {
 
     private func pathIsRecorded(_ path: String) -> Bool { itemID(recordedAt: path) != nil }
 
-    /// The item whose recorded path is `path` (one read of each `item.json`; the store holds one
-    /// folder per item that ever had a version).
+    /// The item whose recorded path is `path`: the candidates the path index lists, each checked
+    /// against its `item.json` (VersionStore+PathIndex). A store whose index is not complete yet is
+    /// read whole (one read of each `item.json`), once: that read completes the index.
     func itemID(recordedAt path: String) -> String? {
-        guard let names = try? POSIX.directoryEntries(itemsFolder).names else { return nil }
-        for name in names where UUID(uuidString: name) != nil {
-            if readItemRecord(name)?.path == path { return name }
+        if let candidates = indexedItems(at: path) {
+            return candidates.first { readItemRecord($0)?.path == path }
         }
-        return nil
+        guard let names = try? POSIX.directoryEntries(itemsFolder).names else { return nil }
+        var records: [(id: String, path: String)] = []
+        for name in names where UUID(uuidString: name) != nil {
+            if let record = readItemRecord(name) { records.append((name, record.path)) }
+        }
+        completePathIndex(records)
+        return records.first { $0.path == path }?.id
     }
 
     func readItemRecord(_ id: String) -> ItemRecord? {
@@ -98,7 +104,9 @@ extension VersionStore {
         return try? JSONDecoder().decode(ItemRecord.self, from: data)
     }
 
+    /// Writes `record` (atomically and durably), after listing its path in the path index.
     func writeItemRecord(_ record: ItemRecord) throws(FileVersionError) {
+        try indexPath(record.path, forItem: record.id)
         let data: Data
         do { data = try JSONEncoder().encode(record) } catch {
             throw .storeFailed(path: itemRecordPath(record.id), call: "encode", errno: .invalidArgument)
