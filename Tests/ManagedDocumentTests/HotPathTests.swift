@@ -75,6 +75,44 @@ import TestSupport
         #expect(try ManagedDocumentTests.titles(document) == ["two"])
         _ = await document.close()
     }
+
+    /// The context keeps the store it changed last between changes: once its document closed, it
+    /// refuses changes (nothing reaches the closed store), and a document opened again on the
+    /// same package gets its changes in its own store.
+    @MainActor @Test func theContextLetsGoOfAClosedStore() async throws {
+        let scratch = try Scratch("managed-hot-close")
+        defer { scratch.remove() }
+        let document = ManagedDocumentTests.document("a", scratch: scratch)
+        try await document.openOrCreate()
+        try document.managedObjectContext.insert("Task", ["title": .string("one")])
+        try await document.saveThrowing(to: document.fileURL, for: .forOverwriting)
+        _ = await document.close()
+        #expect(throws: ManagedStoreError.notOpen) { try document.managedObjectContext.insert("Task", ["title": .string("late")]) }
+        let again = ManagedDocumentTests.document("a", scratch: scratch)
+        try await again.openOrCreate()
+        try again.managedObjectContext.insert("Task", ["title": .string("two")])
+        try await again.saveThrowing(to: again.fileURL, for: .forOverwriting)
+        #expect(try ManagedDocumentTests.titles(again) == ["one", "two"])
+        _ = await again.close()
+    }
+
+    /// A save writes its log in pieces (header, the changes' own bytes, checksum and trailer):
+    /// joined, they are the file encoded in one buffer, and it decodes to the changes.
+    @Test func aLogWrittenInPiecesIsTheLogEncodedWhole() throws {
+        let scratch = try Scratch("managed-hot-pieces")
+        defer { scratch.remove() }
+        let store = try Self.store(scratch, "a")
+        for index in 0..<50 { try store.insert("Item", ["title": .string("item \(index)")]) }
+        let file = ChangeLogFile(kind: .log, schemaVersion: 1, device: "a", sequence: 3, writtenMilliseconds: 7,
+                                 coverage: ["a": 3, "b": 1], changes: [])
+        let pieces = file.encodedPieces(pending: store.pendingLog)
+        let joined = pieces.head + pieces.body + pieces.tail
+        #expect(joined == file.encoded(pending: store.pendingLog))
+        #expect(try ChangeLogFile.decode(joined).changes.count == 50)
+        var damaged = joined
+        damaged[pieces.head.count + 5] ^= 0x01
+        #expect(throws: LogReader.Damaged.self) { try ChangeLogFile.decode(damaged) }
+    }
 }
 
 /// The bound of a row encoded in one piece, for the tests.

@@ -281,6 +281,7 @@ open class ManagedDocument: CloudDocument {
             defer { engine = nil }
             return engine
         }
+        stopped?.synchronizer.stop()
         stopped?.timer?.cancel()
         stopped?.watch?.stop()
     }

@@ -37,15 +37,35 @@ public final class ManagedObjectContext {
     /// committed the store in between leaves no pending change, so the next change marks the
     /// document again (after that save's snapshot: it stays changed).
     private func edit<T>(_ body: (RecordStore) throws(ManagedStoreError) -> T) throws(ManagedStoreError) -> T {
-        guard let document, let synchronizer = document.engine.withLock({ $0?.synchronizer }) else { throw .notOpen }
-        var first = false
-        let result = try synchronizer.withStore { (store: RecordStore) throws(ManagedStoreError) -> T in
-            first = !store.hasPendingChanges
-            return try body(store)
+        guard let document else { throw .notOpen }
+        // Whether the store had no pending change before (returned, not captured: a captured
+        // variable would be a heap box per change).
+        var outcome: (first: Bool, result: T)?
+        if let synchronizer = openSynchronizer {
+            outcome = try synchronizer.withOpenStore { (store: RecordStore) throws(ManagedStoreError) -> (first: Bool, result: T) in
+                (!store.hasPendingChanges, try body(store))
+            }
         }
-        if first || !document.hasUnsavedChanges { document.updateChangeCount(.done) }
-        return result
+        if outcome == nil {
+            // The first change, or the document was closed (and maybe opened again) since.
+            openSynchronizer = nil
+            guard let synchronizer = document.engine.withLock({ $0?.synchronizer }) else { throw .notOpen }
+            outcome = try synchronizer.withOpenStore { (store: RecordStore) throws(ManagedStoreError) -> (first: Bool, result: T) in
+                (!store.hasPendingChanges, try body(store))
+            }
+            if outcome != nil { openSynchronizer = synchronizer }
+        }
+        guard let outcome else { throw .notOpen }
+        if outcome.first || !document.hasUnsavedChanges { document.updateChangeCount(.done) }
+        return outcome.result
     }
+
+    /// The synchronizer of the store the last change went to, kept so that each change does
+    /// not look it up under the document's engine lock (an insert is a couple of microseconds,
+    /// the look-up a part of it). Valid while the synchronizer is not stopped, which its
+    /// document does when it closes (``StoreSynchronizer/withOpenStore(_:)`` checks it under the
+    /// lock the change takes anyway); a change after that looks the document's current one up.
+    private var openSynchronizer: StoreSynchronizer?
 
     /// Inserts a record of `entityName` (the attributes not given take their defaults).
     ///

@@ -29,11 +29,28 @@ enum CRC32 {
     }
 
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        finish(update(start, bytes))
+    }
+
+    /// The state a checksum starts from (fed with ``update(_:_:)``, ended with ``finish(_:)``):
+    /// a file written in several pieces is checked as one run of bytes without joining them.
+    static let start: UInt32 = 0xFFFF_FFFF
+
+    /// The checksum of a run of bytes, from its running state.
+    static func finish(_ state: UInt32) -> UInt32 { state ^ 0xFFFF_FFFF }
+
+    /// `state` carried on over `bytes` (the next piece of the run).
+    static func update(_ state: UInt32, _ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { update(state, $0) }
+    }
+
+    /// `state` carried on over `bytes` (the next piece of the run).
+    static func update(_ state: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         let t = tables
         return t[0].withUnsafeBufferPointer { t0 in t[1].withUnsafeBufferPointer { t1 in t[2].withUnsafeBufferPointer { t2 in
             t[3].withUnsafeBufferPointer { t3 in t[4].withUnsafeBufferPointer { t4 in t[5].withUnsafeBufferPointer { t5 in
                 t[6].withUnsafeBufferPointer { t6 in t[7].withUnsafeBufferPointer { t7 in
-                    var crc: UInt32 = 0xFFFF_FFFF
+                    var crc = state
                     var offset = 0
                     let count = bytes.count
                     while offset + 8 <= count {
@@ -47,7 +64,7 @@ enum CRC32 {
                         crc = t0[Int((crc ^ UInt32(bytes[offset])) & 0xFF)] ^ (crc >> 8)
                         offset += 1
                     }
-                    return crc ^ 0xFFFF_FFFF
+                    return crc
                 } }
             } } }
         } } }

@@ -104,6 +104,13 @@ struct LogFolder: Sendable {
     ///   after a crash, a temporary file (a dot name, ignored, removed by a later write).
     func write(_ bytes: [UInt8], kind: ChangeLogFile.Kind, sequence: UInt64,
                removingStaleTemporaries: Bool = true) throws(ManagedStoreError) -> Entry {
+        try write(pieces: [bytes], kind: kind, sequence: sequence, removingStaleTemporaries: removingStaleTemporaries)
+    }
+
+    /// ``write(_:kind:sequence:removingStaleTemporaries:)`` of the file made of `pieces` one
+    /// after the other (a save's header, changes and trailer: written without joining them).
+    func write(pieces: [[UInt8]], kind: ChangeLogFile.Kind, sequence: UInt64,
+               removingStaleTemporaries: Bool = true) throws(ManagedStoreError) -> Entry {
         let folder = ownFolder.path
         if removingStaleTemporaries { removeStaleTemporaries(in: folder) }
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -121,18 +128,20 @@ struct LogFolder: Sendable {
             descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
         guard descriptor >= 0 else { throw .writeFailed(path: temporary, errno: .current) }
-        var written = 0
         var failure: Errno?
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            while written < raw.count {
-                let count = Glibc.write(descriptor, base + written, raw.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = .current
-                    return
+        for piece in pieces where failure == nil {
+            var written = 0
+            piece.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                while written < raw.count {
+                    let count = Glibc.write(descriptor, base + written, raw.count - written)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        failure = .current
+                        return
+                    }
+                    written += count
                 }
-                written += count
             }
         }
         if failure == nil && fsync(descriptor) != 0 { failure = .current }

@@ -26,6 +26,9 @@ final class StoreSynchronizer: Sendable {
         /// Whether this process has written a file yet (its first write removes the temporary
         /// files a killed write left).
         var hasWritten = false
+        /// Whether its document closed (``stop()``): the context, which keeps the synchronizer
+        /// between changes, then looks the document's current one up again.
+        var isStopped = false
     }
 
     /// The store and what imports remember, behind one lock (`Locked` is Sendable: the
@@ -58,6 +61,20 @@ final class StoreSynchronizer: Sendable {
         try state.withLock { (state: inout State) throws(ManagedStoreError) -> T in try body(state.store) }
     }
 
+    /// ``withStore(_:)`` while the document that opened this synchronizer still has it open:
+    /// `nil` (`body` not run) once ``stop()`` was called.
+    func withOpenStore<T>(_ body: (RecordStore) throws(ManagedStoreError) -> T) throws(ManagedStoreError) -> T? {
+        try state.withLock { (state: inout State) throws(ManagedStoreError) -> T? in
+            state.isStopped ? nil : try body(state.store)
+        }
+    }
+
+    /// Marks the synchronizer as no longer its document's (the document closed): ``withOpenStore(_:)``
+    /// runs nothing from now on. Other calls (a save or import already under way) still work.
+    func stop() {
+        state.withLock { $0.isStopped = true }
+    }
+
     var hasUnsavedChanges: Bool { state.withLock { $0.store.hasPendingChanges || $0.store.hasUncommittedImports } }
 
     // MARK: Save
@@ -87,7 +104,8 @@ final class StoreSynchronizer: Sendable {
             coverage[device] = sequence
             let file = ChangeLogFile(kind: .log, schemaVersion: schema.version, device: device, sequence: sequence,
                                      writtenMilliseconds: store.clock.now(), coverage: coverage, changes: [])
-            let entry = try folder.write(file.encoded(pending: store.pendingLog), kind: .log, sequence: sequence,
+            let pieces = file.encodedPieces(pending: store.pendingLog)
+            let entry = try folder.write(pieces: [pieces.head, pieces.body, pieces.tail], kind: .log, sequence: sequence,
                                          removingStaleTemporaries: !state.hasWritten)
             state.hasWritten = true
             try store.markApplied(entry.key, device: device, sequence: sequence)
