@@ -54,8 +54,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--trace-saves"
 // /dev/shm, where fsync costs nothing, to see the fixed cost alone); `--rounds-scale X` runs X
 // times the rounds; `--saves-only` skips the open and PNG measurements; `--size LABEL` (repeatable:
 // 4K, 1M, 16M) measures only those saves; `--editors-only` measures only two processes editing one
-// file (section 4).
-var options = (parent: NSTemporaryDirectory(), roundsScale: 1.0, savesOnly: false, sizes: Set<String>(), editorsOnly: false)
+// file (section 4); `--hops` adds, after each save size, what a thread hop costs alone (`HopRows`, below).
+var options = (parent: NSTemporaryDirectory(), roundsScale: 1.0, savesOnly: false, sizes: Set<String>(), editorsOnly: false,
+               hops: false)
 do {
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
@@ -65,8 +66,9 @@ do {
         case "--saves-only": options.savesOnly = true
         case "--editors-only": options.editorsOnly = true
         case "--size": options.sizes.insert(arguments.popFirst() ?? "")
+        case "--hops": options.hops = true
         default:
-            print("usage: document-benchmark [--folder PATH] [--rounds-scale X] [--saves-only | --editors-only] [--size 4K|1M|16M]...")
+            print("usage: document-benchmark [--folder PATH] [--rounds-scale X] [--saves-only | --editors-only] [--size 4K|1M|16M]... [--hops]")
             exit(argument == "--help" || argument == "-h" ? 0 : 2)
         }
     }
@@ -140,6 +142,7 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
         for kind in 0..<3 { cpu[kind] += cpuTimes[kind] / Double(rounds) }
     }
     try await document.closeThrowing()
+    if options.hops { try await HopRows.printRows(bytes: bytes, data: data, in: folder, rounds: rounds) }
     func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
     print("| durable save of \(label) | \(ms(Measure.median(raw))) | \(ms(Measure.median(saved))) | \(ratioSummary(saved, over: raw)) | ≤ 1.15 × |")
     print("|   same, `SafeSave` in a coordinated write, no document | \(ms(Measure.median(raw))) | \(ms(Measure.median(plain))) | \(ratioSummary(plain, over: raw)) | |")
@@ -171,3 +174,76 @@ print("| PNG encode / decode of 1024×1024 RGBA (MB/s of pixels) | | \(String(fo
 
 // 4. Two processes editing one file: documents against the README's read-modify-write.
 try TwoEditors.printRows(in: folder, appends: max(20, Int(400 * options.roundsScale)))
+
+/// `--hops`: what a document save's thread hops cost, apart from the save. The first row saves
+/// the plain `SafeSave` in a coordinated write the way documents once did (from the main actor,
+/// on a serial queue, resumed through a continuation), round by round against the raw save; the
+/// next two give the empty hop's time that way and through an actor whose executor is a serial
+/// queue (how `CloudDocument`'s lifecycle operations hop now: `LifecycleRunner`).
+@MainActor
+enum HopRows {
+    static func printRows(bytes: [UInt8], data: Data, in folder: URL, rounds: Int) async throws {
+        let rawURL = folder.appendingPathComponent("hop-raw.bin")
+        let plainURL = folder.appendingPathComponent("hop-plain.bin")
+        RawSafeSave.save(bytes, to: rawURL.path)
+        try SafeSave.write(data, to: plainURL, creating: false)
+        let queue = DispatchQueue(label: "hop rows")
+        let actor = QueueActor(queue: DispatchQueue(label: "hop rows actor"))
+        var raw: [Double] = [], hopped: [Double] = [], empty: [Double] = [], actorHop: [Double] = []
+        let warmUp = max(2, rounds / 10)
+        for round in 0..<(warmUp + rounds) {
+            var times = [0.0, 0.0, 0.0, 0.0]
+            for step in 0..<4 {
+                let kind = (round + step) % 4
+                let start = Measure.now()
+                switch kind {
+                case 0: RawSafeSave.save(bytes, to: rawURL.path)
+                case 1:
+                    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                        queue.async {
+                            continuation.resume(with: Result {
+                                try Coordinator().coordinate(writingItemAt: plainURL) { url in
+                                    try SafeSave.write(data, to: url, creating: false)
+                                }
+                            })
+                        }
+                    }
+                case 2:
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        queue.async { continuation.resume() }
+                    }
+                default:
+                    guard await actor.bump() > 0 else { benchmarkFailed("hop rows: the actor did not run") }
+                }
+                times[kind] = Double(Measure.now() - start)
+            }
+            guard round >= warmUp else { continue }
+            raw.append(times[0]); hopped.append(times[1]); empty.append(times[2]); actorHop.append(times[3])
+        }
+        func ms(_ ns: Double) -> String { String(format: "%.3f ms", ns / 1e6) }
+        func us(_ ns: Double) -> String { String(format: "%.1f µs", ns / 1e3) }
+        print("|   hops: `SafeSave` in a coordinated write on a queue, resumed through a continuation | \(ms(Measure.median(raw))) | \(ms(Measure.median(hopped))) | \(ratioSummary(hopped, over: raw)) | |")
+        print("|   hops: main actor → queue → main actor through a continuation, empty (median) | | \(us(Measure.median(empty))) | | |")
+        print("|   hops: main actor → actor on a queue → main actor, empty (median) | | \(us(Measure.median(actorHop))) | | |")
+    }
+}
+
+/// An actor whose jobs run on a serial dispatch queue (as `LifecycleRunner`'s).
+actor QueueActor {
+    private let executor: QueueExecutor
+    private var count = 0
+    init(queue: DispatchQueue) { executor = QueueExecutor(queue: queue) }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    func bump() -> Int { count += 1; return count }
+}
+
+/// Runs each job as a block on a serial dispatch queue.
+final class QueueExecutor: SerialExecutor {
+    private let queue: DispatchQueue
+    init(queue: DispatchQueue) { self.queue = queue }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unownedJob = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { unownedJob.runSynchronously(on: executor) }
+    }
+}

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import SystemSupport
 import Testing
 @testable import CloudDocuments
 
@@ -41,6 +43,51 @@ struct RacyIdentityTests {
             #expect(RacyIdentity.stillHolds(bytes, at: url))
             bytes[bytes.count - 1] ^= 0xFF
             #expect(!RacyIdentity.stillHolds(bytes, at: url), "the last byte differs")
+        }
+    }
+
+    @Test("look: the identity is the file's (links followed), taken from the descriptor its bytes are read through")
+    func lookGivesTheFilesIdentity() throws {
+        try Scratch.with { folder in
+            let url = folder.appendingPathComponent("note.txt")
+            try Data("hello".utf8).write(to: url)
+            let link = folder.appendingPathComponent("link.txt")
+            #expect(symlink(url.path, link.path) == 0)
+            for path in [url.path, link.path] {
+                let withBytes = RacyIdentity.look(at: path, kept: Data("hello".utf8))
+                #expect(withBytes.identity == FileIdentity.of(url.path, followingLinks: true))
+                #expect(withBytes.holds)
+                let withoutBytes = RacyIdentity.look(at: path, kept: nil)
+                #expect(withoutBytes.identity == FileIdentity.of(url.path, followingLinks: true))
+                #expect(withoutBytes.holds)
+            }
+            let missing = RacyIdentity.look(at: folder.appendingPathComponent("missing.txt").path, kept: Data("x".utf8))
+            #expect(missing.identity == nil)
+            #expect(!missing.holds)
+        }
+    }
+
+    @Test("look: a FIFO or a folder at the path has an identity but holds nothing, and is not read")
+    func lookAtWhatIsNotAFile() throws {
+        try Scratch.with { folder in
+            let fifo = folder.appendingPathComponent("fifo")
+            #expect(mkfifo(fifo.path, 0o644) == 0)
+            let atFIFO = RacyIdentity.look(at: fifo.path, kept: Data())
+            #expect(atFIFO.identity != nil)
+            #expect(!atFIFO.holds, "opened without blocking, never read")
+            let atFolder = RacyIdentity.look(at: folder.path, kept: Data())
+            #expect(atFolder.identity != nil)
+            #expect(!atFolder.holds)
+        }
+    }
+
+    @Test("look: an empty file holds empty kept bytes, and differs from any")
+    func lookAtAnEmptyFile() throws {
+        try Scratch.with { folder in
+            let url = folder.appendingPathComponent("empty.txt")
+            try Data().write(to: url)
+            #expect(RacyIdentity.look(at: url.path, kept: Data()).holds)
+            #expect(!RacyIdentity.look(at: url.path, kept: Data("a".utf8)).holds)
         }
     }
 }

@@ -166,6 +166,49 @@ struct StrayTemporaryFilesTests {
         }
     }
 
+    @Test("in a small folder, a save right after this process's own save looks only if the folder changed since")
+    func smallFolderLooksWhenChanged() throws {
+        try Scratch.with { folder in
+            let target = folder.appendingPathComponent("doc.txt").path
+            let folderPath = (target as NSString).deletingLastPathComponent
+            func reclaimIfDue() -> Int {
+                let directory = StrayTemporaryFiles.openFolder(folderPath)
+                defer { close(directory) }
+                return StrayTemporaryFiles.reclaimIfDue(besideTarget: target, inFolder: directory)
+            }
+            func noteOwnChange() {
+                let directory = StrayTemporaryFiles.openFolder(folderPath)
+                defer { close(directory) }
+                StrayTemporaryFiles.noteOwnChange(inFolder: folderPath, descriptor: directory)
+            }
+            #expect(reclaimIfDue() == 0, "scans (nothing there yet)")
+            // A stray that appeared before this process's own change is not seen until the
+            // folder changes again (or a second has passed): the race the interval covers.
+            let stray = SavePaths.siblingName(of: target, marker: StrayTemporaryFiles.marker)
+            try put("stray", at: URL(fileURLWithPath: stray))
+            noteOwnChange()
+            #expect(reclaimIfDue() == 0, "unchanged since our own change: no look")
+            #expect(temporaryItems(in: folder).count == 1)
+            try put("", at: folder.appendingPathComponent("other.txt"))
+            #expect(reclaimIfDue() == 1, "changed since: looks, and removes the stray")
+            #expect(temporaryItems(in: folder).isEmpty)
+        }
+    }
+
+    @Test("a save removes the stray of a save killed after this process's own save a moment before")
+    func killedAfterOwnSaveIsReclaimed() throws {
+        try Scratch.with { folder in
+            let url = try makeFile("doc.txt", containing: "original", in: folder)
+            try SafeSave.write(Data("one".utf8), to: url, creating: false)  // scans, then notes its change
+            let worker = try SaveWorker(saving: "file", to: url)
+            worker.kill9()
+            #expect(temporaryItems(in: folder).count == 1)
+            try SafeSave.write(Data("two".utf8), to: url, creating: false)
+            #expect(listing(folder) == ["doc.txt"], "the folder changed after our save: the stray is found")
+            #expect(text(at: url) == "two")
+        }
+    }
+
     @Test("only names of temporary items of this target match, shortened long names included")
     func nameMatching() {
         let name = ArraySlice("doc.txt".utf8)

@@ -40,10 +40,6 @@ extension CloudDocument {
                                                 contents: DocumentContents, coordinator: Coordinator) throws -> OverwriteProtection {
         var result = OverwriteProtection(contents: contents, conflict: nil)
         guard operation == .forOverwriting else { return result }
-        guard let current = DiskIdentity.of(targetPath, followingLinks: true) else {
-            result.targetWasMissing = true
-            return result
-        }
         let (known, racy, fileURL, preserves, locations) = storage.withLock {
             ($0.diskIdentity, $0.racyContents, $0.fileURL, $0.preservesVersions, $0.locations)
         }
@@ -62,8 +58,14 @@ extension CloudDocument {
             || startURL.isSameFilePath(as: target) || locations.contains(requestedURL) || locations.contains(target)
         // An identity that looks unchanged but was recorded within a clock tick of its change
         // time is checked against the bytes (RacyIdentity): another save in the same tick, on a
-        // reused inode, would otherwise be overwritten unseen.
-        if isOwnFile, let known, current != known || !RacyIdentity.stillHolds(racy, at: target) {
+        // reused inode, would otherwise be overwritten unseen. The identity and the bytes are
+        // read through one descriptor (`RacyIdentity.look`).
+        let (found, holds) = RacyIdentity.look(at: targetPath, kept: isOwnFile && known != nil ? racy : nil)
+        guard let current = found else {
+            result.targetWasMissing = true
+            return result
+        }
+        if isOwnFile, let known, current != known || !holds {
             let merged = try onMainActor { () throws -> DocumentContents? in
                 try resolveConflict(withCurrentContentsAt: target, ofType: savingType(for: target), saving: contents)
             }

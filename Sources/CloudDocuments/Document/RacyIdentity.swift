@@ -30,34 +30,55 @@ enum RacyIdentity {
     }
 
     /// Whether the file at `url`, whose identity equals the recorded one, still holds `kept`
-    /// (always true when nothing was kept). Reads at most one byte more than `kept` with plain
-    /// system calls (this runs in every save made within `window` of the last one, under the
-    /// write lock); a file that cannot be opened or read (or a FIFO planted there, which is
-    /// opened without blocking) counts as changed. Any thread.
+    /// (always true when nothing was kept): ``look(at:kept:)``'s answer. Any thread.
     static func stillHolds(_ kept: Data?, at url: URL) -> Bool {
-        guard let kept else { return true }
-        let descriptor = PathBytes.withCString(PathBytes.path(of: url)) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-        guard descriptor >= 0 else { return false }
+        look(at: PathBytes.path(of: url), kept: kept).holds
+    }
+
+    /// The identity of the file at `path` (a lossless path string; symbolic links followed; `nil`
+    /// when nothing there can be examined) and whether it still holds `kept` (always true when
+    /// nothing was kept). A save's check of its file, with as few system calls as it can: without
+    /// kept bytes one `stat`; with them `open`, `fstat` of that descriptor (so the identity and the
+    /// bytes compared are the same file's) and usually a single `read` of one byte more than
+    /// `kept` (a read that returns less than asked, once the file's size is reached, is its end;
+    /// a longer file differs). This runs in every save made within ``window`` of the last one,
+    /// under the write lock. A file that cannot be opened, examined or read, or that is not a
+    /// regular file (a FIFO planted there is opened without blocking, and not read), does not
+    /// hold `kept`. Any thread.
+    static func look(at path: String, kept: Data?) -> (identity: DiskIdentity?, holds: Bool) {
+        guard let kept else { return (DiskIdentity.of(path, followingLinks: true), true) }
+        let descriptor = PathBytes.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        guard descriptor >= 0 else { return (DiskIdentity.of(path, followingLinks: true), false) }
         defer { close(descriptor) }
-        // One byte more than kept: a longer file differs.
-        var buffer = [UInt8](repeating: 0, count: kept.count + 1)
-        var total = 0
-        while total < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { bytes -> Int in
-                guard let base = bytes.baseAddress else { return -1 }
-                return read(descriptor, base + total, bytes.count - total)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return (DiskIdentity.of(path, followingLinks: true), false) }
+        let identity = DiskIdentity(info)
+        guard info.st_mode & S_IFMT == S_IFREG else { return (identity, false) }
+        return (identity, holds(kept, descriptor: descriptor, size: Int(info.st_size)))
+    }
+
+    /// Whether the regular file open as `descriptor` (at its start), `size` bytes long when
+    /// examined, holds exactly `kept`.
+    private static func holds(_ kept: Data, descriptor: Int32, size: Int) -> Bool {
+        let capacity = kept.count + 1
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 16) { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            var total = 0
+            while total < capacity {
+                let asked = capacity - total
+                let count = read(descriptor, base + total, asked)
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else { return false }
+                if count == 0 { break }
+                total += count
+                // Short, and the size is reached: the end (no second read to see it).
+                if count < asked && total >= size { break }
             }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return false }
-            if count == 0 { break }
-            total += count
-        }
-        guard total == kept.count else { return false }
-        guard total > 0 else { return true }
-        return kept.withUnsafeBytes { keptBytes in
-            buffer.withUnsafeBytes { readBytes in
-                guard let keptBase = keptBytes.baseAddress, let readBase = readBytes.baseAddress else { return false }
-                return memcmp(keptBase, readBase, total) == 0
+            guard total == kept.count else { return false }
+            guard total > 0 else { return true }
+            return kept.withUnsafeBytes { keptBytes in
+                guard let keptBase = keptBytes.baseAddress else { return false }
+                return memcmp(keptBase, base, total) == 0
             }
         }
     }

@@ -16,7 +16,9 @@ import Glibc
 /// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
 /// while it is written, and a save first removes the temporary items of earlier saves of the
 /// same target whose writer died (`kill -9`, a crash), never those of a live one (in a folder of
-/// more than 128 entries, at most once per 10 seconds; see `StrayTemporaryFiles`).
+/// more than 128 entries, at most once per 10 seconds; in a smaller one, not again within a
+/// second while the folder is unchanged since this process's own last save there; see
+/// `StrayTemporaryFiles`).
 ///
 /// Limits (as with Apple's safe save and `Data.write(options: .atomic)`): the new file is a new
 /// inode, so hard links to the original keep the old contents, and extended attributes / ACLs are
@@ -100,6 +102,7 @@ public enum SafeSave {
         // close is reported after the folder is flushed.
         var closeFailure: SystemCallError?
         do throws(SystemCallError) { try file.close() } catch { closeFailure = error }
+        if folder >= 0 { StrayTemporaryFiles.noteOwnChange(inFolder: paths.folder, descriptor: folder) }
         do throws(SystemCallError) {
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
             if folder >= 0, let deferral = DeferredFolderFlush.current {

@@ -92,19 +92,48 @@ enum StrayTemporaryFiles {
         }
     }
 
-    /// ``reclaim(besideTarget:inFolder:)`` as saves call it: always for a folder of at most
-    /// ``largeFolderEntries`` entries (the scan costs little there), at most once per
-    /// ``largeFolderInterval`` per folder and process for larger ones (the scan costs about a
-    /// microsecond per entry, which would otherwise be added to every save). ``CloudDocument/open()``
-    /// always scans.
+    /// ``reclaim(besideTarget:inFolder:)`` as saves call it. A folder of more than
+    /// ``largeFolderEntries`` entries is scanned at most once per ``largeFolderInterval`` per
+    /// folder and process (the scan costs about a microsecond per entry, which would otherwise be
+    /// added to every save). A smaller one is scanned unless this process scanned it less than
+    /// ``smallFolderInterval`` ago and the folder has not changed since this process's own last
+    /// save there (``noteOwnChange(inFolder:descriptor:)``; one `fstat` of `directory` instead of
+    /// reading the folder): a writer killed since then created its temporary item after that
+    /// save, which changed the folder. ``CloudDocument/open()`` always scans.
+    ///
+    /// A stray the look cannot see — created between this process's scan and its own rename, or,
+    /// on a kernel without fine-grained ("multigrain", Linux 6.13 and later) time stamps, within
+    /// the same clock tick as its own last save — is removed by the first save after
+    /// ``smallFolderInterval``, or by the next open.
     @discardableResult
     static func reclaimIfDue(besideTarget target: String, inFolder directory: Int32) -> Int {
         guard let (folder, name) = split(target) else { return 0 }
-        if let last = scans.withLock({ $0[folder] }), last.entryCount > largeFolderEntries,
-           ContinuousClock.now - last.time < largeFolderInterval {
-            return 0
+        if let last = scans.withLock({ $0[folder] }) {
+            let elapsed = ContinuousClock.now - last.time
+            if last.entryCount > largeFolderEntries && elapsed < largeFolderInterval { return 0 }
+            if elapsed < smallFolderInterval, let stamp = last.stampAfterOwnChange, stamp == folderStamp(directory) {
+                return 0
+            }
         }
         return reclaim(folder: folder, name: name, inFolder: directory)
+    }
+
+    /// Records the status of `folder` (open as `directory`) just after this process changed it
+    /// (a save's rename), so that ``reclaimIfDue(besideTarget:inFolder:)`` can tell whether anyone
+    /// changed it since. Only after a scan of the folder by this process (else the next save
+    /// scans anyway). The `fstat` also makes the kernel give the folder's next change a time
+    /// stamp of its own (multigrain time stamps), so even a change within the same clock tick is
+    /// seen. Any thread.
+    static func noteOwnChange(inFolder folder: String, descriptor directory: Int32) {
+        guard let stamp = folderStamp(directory) else { return }
+        scans.withLock { scans in scans[folder]?.stampAfterOwnChange = stamp }
+    }
+
+    /// The identity of the folder open as `directory` (device, inode, size, modification and
+    /// change times), or `nil` when it cannot be examined.
+    private static func folderStamp(_ directory: Int32) -> FileIdentity? {
+        var info = stat()
+        return fstat(directory, &info) == 0 ? FileIdentity(info) : nil
     }
 
     /// ``reclaimIfDue(besideTarget:inFolder:)`` opening the folder itself.
@@ -130,12 +159,17 @@ enum StrayTemporaryFiles {
     static let largeFolderEntries = 128
     /// How often saves scan a large folder.
     static let largeFolderInterval: Duration = .seconds(10)
+    /// How often saves scan a small folder that has not changed since this process's own last
+    /// save there.
+    static let smallFolderInterval: Duration = .seconds(1)
     /// How many folders' last scans are remembered (the oldest are forgotten beyond it).
     static let rememberedFolders = 64
 
     private struct ScanRecord {
         var time: ContinuousClock.Instant
         var entryCount: Int
+        /// The folder's identity just after this process's last save there since the scan.
+        var stampAfterOwnChange: FileIdentity? = nil
     }
 
     /// The last scan of each folder by this process, by folder path (as derived from the target).
