@@ -32,8 +32,10 @@ struct ItemLockTests {
     /// a deadlock; a read held conflicts only with a wait for a write; one's own locks never count.
     @Test func theThreadsRecordTellsWhichWaitsWouldDeadlock() throws {
         let holder = LockOwner(lockTable: CoordinationRuntime.process.lockTable), other = LockOwner(lockTable: CoordinationRuntime.process.lockTable)
-        ThreadClaims.push([ItemLock(path: "/d", access: .tree), ItemLock(path: "/r.txt", access: .read)], owner: holder)
-        defer { ThreadClaims.pop(2) }
+        // The thread's claims are its accessor frames' locks.
+        AccessorFrames.push(Coordinator(), owner: holder,
+                            locks: [ItemLock(path: "/d", access: .tree), ItemLock(path: "/r.txt", access: .read)])
+        defer { AccessorFrames.pop() }
         func safe(_ path: String, exclusive: Bool, subtree: Bool = false, by owner: LockOwner) -> Bool {
             (try? ThreadClaims.checkWaitIsSafe(path: path, exclusive: exclusive, subtree: subtree, group: owner.groupKey)) != nil
         }
@@ -45,5 +47,15 @@ struct ItemLockTests {
         #expect(!safe("/r.txt", exclusive: true, by: other))
         #expect(safe("/d/x.txt", exclusive: true, by: holder))
         #expect(!ThreadClaims.holdsNothing)
+    }
+
+    /// The fast path's single lock counts as a claim like the locks of a full access.
+    @Test func aSingleLockFrameIsAClaimToo() {
+        let holder = LockOwner(lockTable: CoordinationRuntime.process.lockTable), other = LockOwner(lockTable: CoordinationRuntime.process.lockTable)
+        #expect(ThreadClaims.holdsNothing)
+        AccessorFrames.push(Coordinator(), owner: holder, lock: ItemLock(path: "/w.txt", access: .write))
+        defer { AccessorFrames.pop() }
+        #expect((try? ThreadClaims.checkWaitIsSafe(path: "/w.txt", exclusive: false, subtree: false, group: other.groupKey)) == nil)
+        #expect((try? ThreadClaims.checkWaitIsSafe(path: "/w.txt", exclusive: false, subtree: false, group: holder.groupKey)) != nil)
     }
 }

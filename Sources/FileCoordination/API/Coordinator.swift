@@ -65,7 +65,7 @@ public final class Coordinator: Sendable {
         runtime = frame.coordinator.runtime
         owner = frame.owner
         isJoined = true
-        settings.withLock { $0.timeout = timeout }
+        self.timeout = timeout
     }
 
     deinit {
@@ -117,9 +117,20 @@ public final class Coordinator: Sendable {
     /// The longest any single coordination call waits (for locks and for presenters' answers)
     /// before throwing ``CoordinationError/timedOut``. `nil` (the default) waits forever, like Apple's.
     public var timeout: Duration? {
-        get { settings.withLock { $0.timeout } }
-        set { settings.withLock { $0.timeout = newValue } }
+        get {
+            // Most coordinators never set one: then no lock is taken (every coordination reads this).
+            guard hasTimeout.load(ordering: .acquiring) else { return nil }
+            return settings.withLock { $0.timeout }
+        }
+        set {
+            settings.withLock { settings in
+                settings.timeout = newValue
+                hasTimeout.store(newValue != nil, ordering: .releasing)
+            }
+        }
     }
+    /// Whether `settings.timeout` is set (written under the settings lock, read without it).
+    private let hasTimeout = Atomic<Bool>(false)
 
     /// Cancels this coordinator: waits in progress throw ``CoordinationError/cancelled`` at once,
     /// and later calls throw it without waiting. Messages already sent to presenters are not

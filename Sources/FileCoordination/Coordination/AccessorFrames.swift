@@ -8,7 +8,8 @@ import Glibc
 /// runs in and joins it (``Coordinator/joiningCurrentAccess(to:)``) instead of waiting for it.
 ///
 /// Stored in thread-local storage; only the owning thread reads or writes its frames. Pushed and
-/// popped by `CoordinatedAccess.run` and the fast path, around the accessor only.
+/// popped by `CoordinatedAccess.run` and the fast path, around the accessor only. The frames'
+/// locks are also the thread's claims (`ThreadClaims`, deadlock detection).
 enum AccessorFrames {
     /// One accessor running on this thread.
     struct Frame {
@@ -24,6 +25,12 @@ enum AccessorFrames {
         func holds(_ lockPath: String) -> Bool {
             if let single { return Self.lock(single, holds: lockPath) }
             return several.contains { Self.lock($0, holds: lockPath) }
+        }
+
+        /// The locks of the access (`ThreadClaims` checks waits against them).
+        var locks: [ItemLock] {
+            if let single { return [single] }
+            return several
         }
 
         private static func lock(_ lock: ItemLock, holds lockPath: String) -> Bool {
@@ -50,4 +57,7 @@ enum AccessorFrames {
 
     /// The accessors running on this thread, innermost last (empty outside every accessor).
     static var current: [Frame] { frames.elements }
+
+    /// True when this thread runs no accessor.
+    static var isEmpty: Bool { frames.isEmpty }
 }

@@ -15,16 +15,18 @@ extension Coordinator {
     /// concerned, the item is not a directory being deleted/moved/replaced and no snapshot or link
     /// resolution is asked for, the access is just "take the lock, run, release" — no presenter
     /// round, no `lstat` of the item, no allocation beyond the look-ups. Everything else goes
-    /// through `perform` (same rules, same locks). The route is decided before waiting for the
-    /// lock and checked again once it is held: a presenter registered meanwhile (from inside its
-    /// own coordinated access, which the lock ordered before this one) sends the access through
-    /// `perform`, so it is told as it would have been.
+    /// through `perform` (same rules, same locks). Presenters in other processes are looked for
+    /// before waiting for the lock (they must be asked before any lock is taken) and again once it
+    /// is held; this process's presenters once it is held. A presenter concerned then — registered
+    /// meanwhile (from inside its own coordinated access, which the lock ordered before this one),
+    /// or there all along — makes the access give the lock back and go through `perform`, so it
+    /// is told as it would have been.
     ///
     /// If a coordinated move (``item(at:didMoveTo:)``) moved the item while this call waited for
     /// its lock, the lock is given back and the item is coordinated again where it is now, so the
     /// accessor gets the new URL — as `perform` does.
     func performSingle<T>(_ url: URL, _ kind: FileAccessIntent.Kind, _ accessor: (URL) throws -> T) throws -> T {
-        guard Self.isSimple(kind), url.isFileURL else {
+        guard Self.isSimple(kind) else {
             return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
         }
         let isWriting: Bool
@@ -37,10 +39,26 @@ extension Coordinator {
         for _ in 0...MoveLog.retryLimit {
             // Read before the path is resolved: a move recorded after this point is seen below.
             let sequence = moveLog.sequence
-            let itemPath = CanonicalPath.of(url, in: runtime.paths)
+            let itemPath: String, package: String?
+            if let remembered = ResolvedURLMemo.shared.lookup(url, caches: runtime.paths, packages: runtime.packageExtensions) {
+                (itemPath, package) = remembered
+            } else {
+                guard url.isFileURL else {
+                    return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
+                }
+                let generation = ResolvedURLMemo.Generations(caches: runtime.paths, packages: runtime.packageExtensions)
+                itemPath = CanonicalPath.of(url, in: runtime.paths)
+                package = runtime.packageExtensions.outermostPackage(containing: itemPath)
+                ResolvedURLMemo.shared.store(url, caches: runtime.paths, packages: runtime.packageExtensions,
+                                             generation: generation, itemPath: itemPath, package: package)
+            }
             try EvictedItemResolution.resolveIfEvicted(itemPath, kind: kind, context: context)
-            let package = runtime.packageExtensions.outermostPackage(containing: itemPath)
-            guard let route = fastRoute(itemPath, inPackage: package != nil) else {
+            // Presenters in other processes are asked before any lock is taken (Docs/RemotePresenters.md,
+            // invariant 1), so they are looked for first. This process's presenters are looked for
+            // once, with the lock held (below): `perform` asks them only after locking too, and a
+            // second look at the registry (hashing the path and its folders when anyone presents
+            // anything) would cost as much as the first.
+            if runtime.remote.mayConcern(itemPath) {
                 return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
             }
             try context.check()
@@ -59,19 +77,17 @@ extension Coordinator {
                     continue
                 }
             }
-            if fastRoute(itemPath, inPackage: package != nil) != route {
-                // Presenters came or went while we waited: give the lock back and tell them.
+            guard let route = fastRoute(itemPath, inPackage: package != nil) else {
+                // Presenters are concerned (or came while we waited): give the lock back and tell them.
                 owner.release(access, on: lockPath)
                 return try perform([FileAccessIntent(url: url, kind: kind)]) { urls in try accessor(urls[0]) }
             }
             let watched = isWriting && route == .ownPresenterOnly
             if watched { runtime.changeMonitor.beginCoordinatedWrite(itemPath, isPresentedItem: true) }
             let lock = ItemLock(path: lockPath, access: access)
-            ThreadClaims.push(lock, owner: owner)
-            AccessorFrames.push(self, owner: owner, lock: lock)
+            AccessorFrames.push(self, owner: owner, lock: lock)  // also the thread's claim (`ThreadClaims`)
             defer {
                 AccessorFrames.pop()
-                ThreadClaims.pop(1)
                 if watched { runtime.changeMonitor.endCoordinatedWrite(itemPath, isPresentedItem: true) }
                 owner.release(access, on: lockPath)
             }

@@ -53,6 +53,7 @@ enum CanonicalPath {
         for cache in [caches.parents, caches.paths, caches.encodedPaths] {
             cache.drop { key, value in affected(key) || affected(value) }
         }
+        caches.generation.advance()
     }
 
     /// Calls `body` with the exact bytes of a canonical path.
@@ -149,14 +150,39 @@ enum CanonicalPath {
 
 /// The caches behind `CanonicalPath`, owned by a `CoordinationRuntime`.
 final class PathCaches: Sendable {
+    /// Moves whenever resolved paths are dropped (``CanonicalPath/invalidate(under:in:)``, a
+    /// cache emptied at its limit): what remembers a resolution outside the caches
+    /// (`ResolvedURLMemo`) keeps it only while this has not moved.
+    let generation = ResolutionGeneration()
     /// Resolved parent directories.
-    let parents = PathCache()
+    let parents: PathCache
     /// Whole paths already canonicalized: the hot path is one dictionary look-up.
-    let paths = PathCache()
+    let paths: PathCache
     /// Keyed by the URL's percent-encoded path, which costs a sixth of `url.path` (no decoding);
     /// decoding happens only on a miss. Being ASCII, it also keeps apart names that differ only
     /// in their bytes (two Unicode normalization forms, or bytes that are not UTF-8).
-    let encodedPaths = PathCache()
+    let encodedPaths: PathCache
+
+    init() {
+        parents = PathCache(generation: generation)
+        paths = PathCache(generation: generation)
+        encodedPaths = PathCache(generation: generation)
+    }
+}
+
+/// A counter that moves each time answers remembered from something (a `PathCaches`, a
+/// `PackageExtensions`) may have changed.
+final class ResolutionGeneration: Sendable {
+    private let counter = Atomic<UInt64>(0)
+
+    /// The current value (read before resolving, so that a change made meanwhile shows).
+    @inline(__always)
+    var value: UInt64 { counter.load(ordering: .acquiring) }
+
+    /// Marks what was remembered stale (called after the change was made).
+    func advance() {
+        counter.add(1, ordering: .releasing)
+    }
 }
 
 /// A bounded, thread-safe string → string cache (emptied when it reaches its limit).
@@ -168,6 +194,12 @@ final class PathCache: Sendable {
     private struct Entry { var key: String; var value: String }
     private let storage = Locked<[String: Entry]>([:])
     private static let limit = 4096
+    /// Advanced when the cache is emptied at its limit (a re-resolution may differ).
+    private let generation: ResolutionGeneration
+
+    init(generation: ResolutionGeneration) {
+        self.generation = generation
+    }
 
     /// The cached value for `key`, or `make()`'s result, cached. `make` runs without the lock held.
     func value(for key: String, orMake make: () -> String) -> String {
@@ -178,7 +210,10 @@ final class PathCache: Sendable {
         }
         let made = make()
         storage.withLock { cache in
-            if cache.count >= Self.limit { cache.removeAll(keepingCapacity: true) }
+            if cache.count >= Self.limit {
+                cache.removeAll(keepingCapacity: true)
+                generation.advance()
+            }
             cache[key] = Entry(key: key, value: made)
         }
         return made

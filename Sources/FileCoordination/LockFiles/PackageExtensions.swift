@@ -6,6 +6,8 @@ final class PackageExtensions: Sendable {
     private let registered = Locked<Set<String>>([])
     /// Mirrors `registered.count`, so the usual "no package types at all" costs no lock.
     private let count = Atomic<Int>(0)
+    /// Moves on every registration change (`ResolvedURLMemo` remembers package look-ups).
+    let generation = ResolutionGeneration()
 
     func register(_ pathExtension: String) {
         let normalized = Self.normalize(pathExtension)
@@ -14,6 +16,7 @@ final class PackageExtensions: Sendable {
             set.insert(normalized)
             count.store(set.count, ordering: .releasing)
         }
+        generation.advance()  // remembered package look-ups are stale
     }
 
     func unregister(_ pathExtension: String) {
@@ -21,6 +24,7 @@ final class PackageExtensions: Sendable {
             set.remove(Self.normalize(pathExtension))
             count.store(set.count, ordering: .releasing)
         }
+        generation.advance()  // remembered package look-ups are stale
     }
 
     var all: Set<String> { registered.withLock { $0 } }

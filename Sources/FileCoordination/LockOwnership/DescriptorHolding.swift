@@ -37,6 +37,23 @@ struct DescriptorHolding {
 }
 
 extension DescriptorHolding {
+    /// The short way back in for a descriptor an owner kept idle, in plain mode: one attempt that
+    /// never waits (`LockProtocol.tryAcquireFreshPlain`), then the check that the lock file is
+    /// still linked (`LockFile.confirmLinked`: usually a load, at most an `fstat`). Nil — with
+    /// nothing left locked — when the item is held or a writer is queued, or the file was
+    /// reclaimed: the caller then goes the long way (`lockFresh`), which waits and relinks.
+    /// Makes no call that waits, so `LockOwner` makes it under its state lock.
+    static func relockIdle(_ access: LockAccess, file: LockFile, fd: Int32) -> DescriptorHolding? {
+        guard LockProtocol.tryAcquireFreshPlain(access, fd: fd, pendingWriters: file.pendingWriters) else { return nil }
+        guard file.confirmLinked(fd) else {
+            LockProtocol.releaseAll(fd: fd)
+            return nil
+        }
+        var holding = DescriptorHolding(file: file, fd: fd, mode: .plain)
+        holding.count(access, by: 1)
+        return holding
+    }
+
     /// **The one place a descriptor that holds nothing is first locked**: checks out (or reuses)
     /// a descriptor of the item's lock file, takes `access` on it through
     /// `LockProtocol.acquireFresh` — in group mode under `groupName` — and returns the new

@@ -14,10 +14,15 @@ import Synchronization
 ///
 /// **Threads.** Several threads may use one owner at once (the coordinators of one presenter share
 /// it). `state` — one lock — protects the holding table, the group, the transition count and the
-/// deferred releases, and is never held across a kernel call. A kernel call on an item's
-/// descriptor is made outside it, with the item's slot marked `.busy` (see `HoldingSlot.busy`)
-/// from the decision until `finish` stores the outcome: an acquire meeting `.busy` sleeps on
-/// `busyCondition` until a transition ends; a release meeting it is deferred to `finish`.
+/// deferred releases, and is never held across a kernel call that can wait. A kernel call on an
+/// item's descriptor is made outside it, with the item's slot marked `.busy` (see
+/// `HoldingSlot.busy`) from the decision until `finish` stores the outcome: an acquire meeting
+/// `.busy` sleeps on `busyCondition` until a transition ends; a release meeting it is deferred to
+/// `finish`. Two transitions of the hot path are made under the lock instead, since their kernel
+/// calls never wait: the non-blocking relock of an idle descriptor in plain mode
+/// (`DescriptorHolding.relockIdle`; when it would wait, the usual busy-marked route follows) and
+/// the final unlock of a plain holding. Made so, they take the lock once instead of twice, and no
+/// other thread of the owner can see the slot between the kernel call and its new state.
 final class LockOwner: Sendable {
     /// What an acquire does once it has looked at the item's slot.
     private enum AcquirePlan {
@@ -43,6 +48,8 @@ final class LockOwner: Sendable {
         case dropWrite(DescriptorHolding)
         /// The slot is marked busy: the last tree lock ended.
         case dropTree(DescriptorHolding)
+        /// The last access of a plain holding ended and was unlocked under the lock: the slot is idle.
+        case releasedIdle
     }
 
     /// Idle descriptors an owner keeps (the oldest goes back to its lock file's pool).
@@ -170,7 +177,15 @@ final class LockOwner: Sendable {
             var seenTransitions = 0
             plan = state.withLock { state in
                 let groupName = state.groupName
-                let plan = state.slots.update(path) { slot in Self.plan(acquiring: access, &slot, group: groupName) }
+                let plan = state.slots.update(path) { slot -> AcquirePlan in
+                    // The hot path: this owner's idle descriptor of the item, locked again at once.
+                    if groupName == nil, access != .tree, case .idle(let file, let fd)? = slot,
+                       let holding = DescriptorHolding.relockIdle(access, file: file, fd: fd) {
+                        slot = .held(holding)
+                        return .done
+                    }
+                    return Self.plan(acquiring: access, &slot, group: groupName)
+                }
                 if case .wait = plan {
                     state.waitingForBusy += 1
                     seenTransitions = state.transitions
@@ -209,16 +224,32 @@ final class LockOwner: Sendable {
 
     /// Gives back one access of kind `access` on `path`.
     func release(_ access: LockAccess, on path: String) {
+        var evicted: (file: LockFile, fd: Int32)?
         let plan: ReleasePlan = state.withLock { state in
-            let plan = state.slots.update(path) { slot in Self.plan(releasing: access, &slot) }
-            if case .deferred = plan { state.deferredReleases[path, default: []].append(access) }
+            let plan = state.slots.update(path) { slot -> ReleasePlan in
+                let plan = Self.plan(releasing: access, &slot)
+                // The hot path: the unlock never waits, so it is made here and the slot goes
+                // straight back to idle (no busy mark, no second trip through the lock).
+                if case .releaseAll(let holding) = plan, case .plain = holding.mode {
+                    LockProtocol.releaseAll(fd: holding.fd)
+                    slot = .idle(holding.file, holding.fd)
+                    return .releasedIdle
+                }
+                return plan
+            }
+            switch plan {
+            case .deferred: state.deferredReleases[path, default: []].append(access)
+            case .releasedIdle: evicted = state.slots.evictOldestIdle(beyond: Self.idleLimit)
+            default: break
+            }
             return plan
         }
+        if let evicted { evicted.file.checkin(evicted.fd) }
         #if DEBUG
         if case .dropWrite = plan, let hook = downgradeHookForTests.withLock({ $0 }) { hook() }
         #endif
         switch plan {
-        case .done, .deferred:
+        case .done, .deferred, .releasedIdle:
             return
         case .releaseAll(let holding):
             LockProtocol.releaseAll(fd: holding.fd)

@@ -29,14 +29,7 @@ enum LockProtocol {
         case .tree:
             try takeTree(fd: fd, path: path, stepper: stepper)
         case .read:
-            // Fast path: no writer is queued on the pending gate (none anywhere, by the shared
-            // count; else as the kernel says), and nobody writes.
-            if case .plain = mode,
-               pendingWriters?.noneWaiting == true
-                || !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1),
-               OFDLock.apply(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
-                return
-            }
+            if case .plain = mode, tryAcquireFreshPlain(.read, fd: fd, pendingWriters: pendingWriters) { return }
             try withPendingGate(.shared, fd: fd, path: path, stepper: stepper) { () throws(CoordinationError) in
                 switch mode {
                 case .plain:
@@ -47,10 +40,7 @@ enum LockProtocol {
                 }
             }
         case .write:
-            if case .plain = mode,
-               OFDLock.apply(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done {
-                return
-            }
+            if case .plain = mode, tryAcquireFreshPlain(.write, fd: fd, pendingWriters: pendingWriters) { return }
             try withPendingGate(.exclusive, fd: fd, path: path, counted: pendingWriters, stepper: stepper) { () throws(CoordinationError) in
                 switch mode {
                 case .plain:
@@ -65,6 +55,25 @@ enum LockProtocol {
                     try takeOtherRows(of: cell, fd: fd, path: path, stepper: stepper)
                 }
             }
+        }
+    }
+
+    /// The fast path of a fresh plain read or write, which never waits: true when `access` was
+    /// taken at once. A read goes in only when no writer is queued on the pending gate (none
+    /// anywhere, by the shared count; else as the kernel says) and nobody writes; a write when
+    /// nobody holds the item. False: nothing was taken (the caller goes on to the gate).
+    /// `.tree` is never taken here.
+    @inline(__always)
+    static func tryAcquireFreshPlain(_ access: LockAccess, fd: Int32, pendingWriters: PendingWriters?) -> Bool {
+        switch access {
+        case .read:
+            return (pendingWriters?.noneWaiting == true
+                    || !OFDLock.isContended(.exclusive, fd: fd, start: LockFileLayout.pending, length: 1))
+                && OFDLock.apply(.shared, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done
+        case .write:
+            return OFDLock.apply(.exclusive, fd: fd, start: LockFileLayout.itemStart, length: LockFileLayout.itemLength, wait: false) == .done
+        case .tree:
+            return false
         }
     }
 

@@ -36,8 +36,8 @@ import Foundation
 ///   - `RemotePresence.releasedAtExit` / `exitHandlerInstalled` — one `atexit` handler per
 ///     process gives back every runtime's presence slot;
 ///   - `MainQueueCheck` (SystemSupport) — the main queue is the process's.
-/// - The thread makes it so: `ThreadClaims.claims` and `AccessorFrames.frames` are thread-local
-///   (what this thread holds and runs, for deadlock detection and joining, whatever the runtime),
+/// - The thread makes it so: `AccessorFrames.frames` is thread-local (what this thread holds and
+///   runs, for deadlock detection — `ThreadClaims` is a view of it — and joining, whatever the runtime),
 ///   and therefore `LockOwner.nextID`: `ThreadClaims` compares owners of every runtime a thread
 ///   coordinates in, so an owner's id must be unique in the process.
 /// - The process's own identity and output: `CoordinationRuntime.process` (the default runtime

@@ -11,17 +11,44 @@ final class CancellationToken: Sendable {
         var nextID = 0
         var wakeups: [Int: @Sendable () -> Void] = [:]
     }
-    private let state = Locked(State())
+    /// `State.isCancelled`, also readable without the lock (every coordination reads it; only
+    /// `cancel` writes it, under the lock, so registration and cancellation still agree).
+    private let cancelled = Atomic<Bool>(false)
+    /// The locked state, made on the first registration or cancellation — most tokens (one per
+    /// coordinator, which usually never waits) see neither, and a coordinator made for one access
+    /// then costs one allocation less. 0: not made yet; otherwise a retained `Locked<State>`.
+    private let stateBits = Atomic<UInt>(0)
 
     init() {}
 
-    var isCancelled: Bool { state.withLock { $0.isCancelled } }
+    deinit {
+        let bits = stateBits.load(ordering: .acquiring)
+        if bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) {
+            Unmanaged<Locked<State>>.fromOpaque(pointer).release()
+        }
+    }
+
+    private var state: Locked<State> {
+        let bits = stateBits.load(ordering: .acquiring)
+        if bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) {
+            return Unmanaged<Locked<State>>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(Locked(State()))
+        let madeBits = UInt(bitPattern: made.toOpaque())
+        let (exchanged, original) = stateBits.compareExchange(expected: 0, desired: madeBits, ordering: .acquiringAndReleasing)
+        if exchanged { return made.takeUnretainedValue() }
+        made.release()  // another thread made it first
+        return Unmanaged<Locked<State>>.fromOpaque(UnsafeRawPointer(bitPattern: original)!).takeUnretainedValue()
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
     /// Trips the token and runs every registered wake-up once. Later calls do nothing.
     func cancel() {
         let wakeups: [@Sendable () -> Void] = state.withLock { state in
             guard !state.isCancelled else { return [] }
             state.isCancelled = true
+            cancelled.store(true, ordering: .releasing)
             defer { state.wakeups.removeAll() }
             return Array(state.wakeups.values)
         }
@@ -41,7 +68,7 @@ final class CancellationToken: Sendable {
 
     func removeWakeup(_ id: Int?) {
         guard let id else { return }
-        _ = state.withLock { $0.wakeups.removeValue(forKey: id) }
+        _ = state.withLock { $0.wakeups.removeValue(forKey: id) }  // (an id means the state was made)
     }
 }
 
