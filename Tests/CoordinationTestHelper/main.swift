@@ -137,6 +137,7 @@ do {
     case "remote-serve", "remote-ask", "remote-present", "presence-publish": try runRemoteCommand(command, Array(arguments.dropFirst()))  // RemoteCommands.swift
     case "remote-watch": try runRemoteRuleCommand(command, Array(arguments.dropFirst()))  // RemoteRuleCommands.swift
     case "remote-coordinated-saver": runRemoteSaveCommand(Array(arguments.dropFirst()))  // RemoteSaveCommands.swift
+    case "remote-write-holder": runWriteHolderCommand(Array(arguments.dropFirst()))  // EarlyRelinquishCommands.swift
     case "remote-document": runRemoteDocumentCommand(Array(arguments.dropFirst()))  // RemoteDocumentCommands.swift
     case "hostile-victim", "hostile-peer": runHostileCommand(command, Array(arguments.dropFirst()))  // HostilePeerCommands.swift
     case "document-loop": runDocumentLoopCommand(Array(arguments.dropFirst()))  // EditingLoopCommands.swift

@@ -39,12 +39,17 @@ struct CoordinatedAccess: Sendable {
             messenger.alreadyPrepared = coordinator.settings.withLock { Set($0.batchPrepared.keys) }
             // Other processes' presenters save (and step aside for a deletion) before we lock
             // anything: their answers may need locks (Docs/RemotePresenters.md, invariant 1).
+            // Presenters there also relinquish now, unless the locks take long (`acquireLocks`).
             try messenger.askOtherProcessesBeforeLocking(accesses)
-            var held = try HeldLocks.acquire(LockClaim.claims(for: accesses), owner: owner, context: context, runtime: runtime)
+            let claims = LockClaim.claims(for: accesses)
+            var held = try messenger.acquireLocks { (context) throws(CoordinationError) in
+                try HeldLocks.acquire(claims, owner: owner, context: context, runtime: runtime)
+            }
             if moveLog.sequence != sequence {
                 let moved = accesses.map { moveLog.currentPath(of: $0.itemPath, since: sequence) }
                 if zip(moved, accesses).contains(where: { $0 != $1.itemPath }) {
                     held.release()
+                    messenger.giveBackEarlyRelinquishments()
                     for index in intents.indices where moved[index] != accesses[index].itemPath {
                         intents[index].url = CanonicalPath.url(for: moved[index])
                         lastMoved = intents[index].url
@@ -97,12 +102,8 @@ struct CoordinatedAccess: Sendable {
     /// call made inside the accessor can join this access: `AccessorFrames`).
     func run<T>(_ accessor: () throws -> T) rethrows -> T {
         let record = held.threadRecord()
-        ThreadClaims.push(record, owner: held.owner)
-        AccessorFrames.push(coordinator, owner: held.owner, locks: record)
-        defer {
-            AccessorFrames.pop()
-            ThreadClaims.pop(record.count)
-        }
+        AccessorFrames.push(coordinator, owner: held.owner, locks: record)  // also the thread's claims
+        defer { AccessorFrames.pop() }
         return try accessor()
     }
 

@@ -44,7 +44,14 @@ extension PresenterMessenger {
             if (probe.deletes || probe.evicts) && !probe.existedBefore && !(savesAsked && Self.asksForSaves(probe)) { continue }
             if concernsOtherProcesses(probe) { concerned.append(probe) }
         }
-        guard !concerned.isEmpty else { return }
+        if !concerned.isEmpty { try askSavesAndDeletionsElsewhere(concerned) }
+        try relinquishElsewhereBeforeLocking(accesses)
+    }
+
+    /// The save, deletion and eviction requests of `askOtherProcessesBeforeLocking` to presenters
+    /// in other processes, for the accesses that concern them.
+    private func askSavesAndDeletionsElsewhere(_ concerned: [ResolvedAccess]) throws(CoordinationError) {
+        let savesAsked = remote.asksForSaves
         let endMainQueueWait = recordMainQueueWait(concerned)
         defer { endMainQueueWait?() }
         var savers: [PresenterAddress] = []

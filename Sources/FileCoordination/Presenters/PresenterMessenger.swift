@@ -30,6 +30,12 @@ struct PresenterMessenger {
     /// Presenters of this process already asked to save before the locks were taken
     /// (`askOtherProcessesBeforeLocking`): not asked again by `prepare`.
     var savedBeforeLocking: Set<PresenterID> = []
+    /// Presenters in other processes that relinquished before the locks were taken
+    /// (`relinquishElsewhereBeforeLocking`): not asked again by `prepare`.
+    var relinquishedEarly: Set<EarlyRelinquishment> = []
+    /// Their reacquirers: part of what `prepare` returns (run after the access), or run at once
+    /// when the access fails before it (`giveBackEarlyRelinquishments`).
+    var earlyReacquirers: Reacquirers = []
 
     typealias Reacquirers = [Reacquirer]
 
@@ -57,7 +63,20 @@ struct PresenterMessenger {
     /// went out before the locks were taken (`askOtherProcessesBeforeLocking`), so no process
     /// ever waits for another process's answer while holding a lock that answer may need
     /// (Docs/RemotePresenters.md, *Invariants*).
+    ///
+    /// The reacquirers of presenters in other processes that relinquished before the locks
+    /// (`earlyReacquirers`) come first in what it returns; when it fails, they run too.
     func prepare(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
+        do {
+            return try earlyReacquirers + prepareUnderLocks(accesses)
+        } catch {
+            Self.run(earlyReacquirers)
+            throw error
+        }
+    }
+
+    /// `prepare` less the early reacquirers: on failure it runs those it received itself.
+    private func prepareUnderLocks(_ accesses: [ResolvedAccess]) throws(CoordinationError) -> Reacquirers {
         let elsewhere = accesses.contains { concernsOtherProcesses($0) }
         guard !directory.nobodyHere || elsewhere else { return [] }
         let endMainQueueWait = elsewhere ? recordMainQueueWait(accesses) : nil
@@ -74,7 +93,9 @@ struct PresenterMessenger {
             // Presenters in other processes relinquish as those of this process do (for a
             // package, all of them: the package and everything inside it).
             let found = elsewhere ? try lookUpElsewhere(for: access) : RemoteFound()
-            concerned += presentersConcerned(by: access, foundElsewhere: found)
+            concerned += presentersConcerned(by: access, foundElsewhere: found).filter {
+                !relinquishedEarly.contains(EarlyRelinquishment(id: $0.id, toWriter: access.isWrite))
+            }
             if access.isWrite {
                 writers += concerned
                 if access.removesItem && access.isDirectory {
@@ -188,7 +209,7 @@ struct PresenterMessenger {
         return found.presenters(at: access.lockPath) + found.presenters(inside: access.lockPath)
     }
 
-    private func relinquish(_ presenters: [PresenterAddress], toWriter: Bool) throws(CoordinationError) -> Reacquirers {
+    func relinquish(_ presenters: [PresenterAddress], toWriter: Bool) throws(CoordinationError) -> Reacquirers {
         guard !presenters.isEmpty else { return [] }
         let collector = AnswerCollector(expecting: presenters.count)
         let delivery = self.delivery

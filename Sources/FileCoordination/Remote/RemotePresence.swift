@@ -54,6 +54,34 @@ final class RemotePresence: Sendable {
     /// The environment variable that turns save requests to other processes off (`0`).
     static let savesEnvironmentVariable = "CLOUDDOCUMENTS_REMOTE_SAVES"
 
+    /// Whether presenters in other processes are asked to relinquish *before* the asker takes its
+    /// locks (`PresenterMessenger.relinquishElsewhereBeforeLocking`), so no lock is held across
+    /// the round trip. On by default; `CLOUDDOCUMENTS_REMOTE_EARLY_RELINQUISH=0` turns it off for a
+    /// process (they are then asked with the locks held, as presenters of this process are).
+    var relinquishesBeforeLocking: Bool {
+        get { earlyRelinquish.load(ordering: .relaxed) }
+        set { earlyRelinquish.store(newValue, ordering: .relaxed) }
+    }
+    private let earlyRelinquish = Atomic<Bool>(ProcessInfo.processInfo.environment[RemotePresence.earlyRelinquishEnvironmentVariable] != "0")
+    /// The environment variable that turns early relinquishment off (`0`).
+    static let earlyRelinquishEnvironmentVariable = "CLOUDDOCUMENTS_REMOTE_EARLY_RELINQUISH"
+
+    /// How long a coordination waits for its locks while presenters in other processes have
+    /// relinquished to it early (default 100 ms). Past it, it gives the relinquishments back
+    /// (their reacquirers), waits for the locks as long as it must, and asks again with the locks
+    /// held: a presenter whose own coordinated access, holding the lock we wait for, waits for
+    /// our reacquirer is then never waited for longer than this (invariant 1 of
+    /// Docs/RemotePresenters.md). Not a cut-off: nothing is skipped, the access only takes the
+    /// slower order.
+    var earlyRelinquishWindow: Duration {
+        get { .microseconds(earlyWindowMicroseconds.load(ordering: .relaxed)) }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            earlyWindowMicroseconds.store(Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000), ordering: .relaxed)
+        }
+    }
+    private let earlyWindowMicroseconds = Atomic<Int>(100_000)
+
     /// How long a coordination **without a timeout** waits for another process: a lookup, a
     /// relinquishment, a save or deletion request (default 10 s). When it passes, that process
     /// counts as having answered with the protocol's default (no presenters, relinquished,
