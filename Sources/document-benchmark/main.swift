@@ -77,6 +77,11 @@ do {
 let folder = URL(fileURLWithPath: options.parent).appendingPathComponent("cd-docbench-\(getpid())")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
+/// Ends the run early, removing the folder (top-level `defer` does not run at `exit`).
+func finish() -> Never {
+    try? FileManager.default.removeItem(at: folder)
+    exit(0)
+}
 
 print("CloudDocuments document benchmark — \(ProcessInfo.processInfo.processorCount) cores, \(Date()), in \(options.parent)")
 print("")
@@ -100,7 +105,7 @@ func ratioSummary(_ times: [Double], over raw: [Double]) -> String {
 // read-modify-write.
 if options.editorsOnly {
     try TwoEditors.printRows(in: folder, appends: max(20, Int(400 * options.roundsScale)))
-    exit(0)
+    finish()
 }
 
 for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), ("16 MiB", 16 << 20, 15)] {
@@ -148,7 +153,7 @@ for (label, size, baseRounds) in [("4 KiB", 4096, 400), ("1 MiB", 1 << 20, 60), 
     print("|   same, `SafeSave` in a coordinated write, no document | \(ms(Measure.median(raw))) | \(ms(Measure.median(plain))) | \(ratioSummary(plain, over: raw)) | |")
     print("|   CPU time of the process per save (mean; document / `SafeSave`) | \(ms(cpu[0])) | \(ms(cpu[1])) / \(ms(cpu[2])) | \(String(format: "%.2f × / %.2f ×", cpu[1] / cpu[0], cpu[2] / cpu[0])) | |")
 }
-if options.savesOnly { exit(0) }
+if options.savesOnly { finish() }
 
 // 2. Open of a 16 MiB document: peak resident memory in a fresh process.
 let bigURL = folder.appendingPathComponent("big.bin")
