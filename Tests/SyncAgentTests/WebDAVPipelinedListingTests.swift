@@ -17,20 +17,7 @@ struct WebDAVPipelinedListingTests {
             let store = try WebDAVTesting.store(server.baseURL)
             // Made on the server's disk directly (set-up only); files a minute old, so their tags
             // are strong and settled.
-            let old = Date(timeIntervalSinceNow: -60)
-            var folders: [RemotePath] = [.root]
-            for index in 0..<130 {
-                let name = String(format: "folder %03d", index)
-                let folder = server.dataURL.appending(path: name, directoryHint: .isDirectory)
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                for file in 0..<(index % 4) {
-                    let url = folder.appending(path: "file \(file).txt")
-                    try Data("content \(index).\(file)".utf8).write(to: url)
-                    try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: url.path)
-                }
-                try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: folder.path)
-                folders.append(try WebDAVTesting.path(name))
-            }
+            let folders = try Self.makeFolders(130, on: server, modified: Date(timeIntervalSinceNow: -60))
             let missing = try WebDAVTesting.path("no such folder")
             let requests = (folders + [missing]).map { RemoteFolderRequest(path: $0, token: nil) }
 
@@ -86,16 +73,7 @@ struct WebDAVPipelinedListingTests {
     static func listingsMatch(on kind: WebDAVServer.Kind) async throws {
         try await WebDAVServer.with(kind) { server in
             let store = try WebDAVTesting.store(server.baseURL)
-            var folders: [RemotePath] = [.root]
-            for index in 0..<40 {
-                let name = String(format: "folder %03d", index)
-                let folder = server.dataURL.appending(path: name, directoryHint: .isDirectory)
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                for file in 0..<(index % 4) {
-                    try Data("content \(index).\(file)".utf8).write(to: folder.appending(path: "file \(file).txt"))
-                }
-                folders.append(try WebDAVTesting.path(name))
-            }
+            let folders = try Self.makeFolders(40, on: server)
             let missing = try WebDAVTesting.path("no such folder")
             let answers = try await store.listFolders((folders + [missing]).map { RemoteFolderRequest(path: $0, token: nil) })
             #expect(answers.count == folders.count + 1)
@@ -113,6 +91,25 @@ struct WebDAVPipelinedListingTests {
                 if folder != .root { #expect(items.count == Self.fileCount(folder), "\(kind) /\(folder)") }
             }
         }
+    }
+
+    /// Makes `count` folders `folder NNN` on the server's disk directly (set-up only), each with
+    /// NNN mod 4 files, dated `modified` when given; returns the root and their paths.
+    static func makeFolders(_ count: Int, on server: WebDAVServer, modified: Date? = nil) throws -> [RemotePath] {
+        var folders: [RemotePath] = [.root]
+        for index in 0..<count {
+            let name = String(format: "folder %03d", index)
+            let folder = server.dataURL.appending(path: name, directoryHint: .isDirectory)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for file in 0..<(index % 4) {
+                let url = folder.appending(path: "file \(file).txt")
+                try Data("content \(index).\(file)".utf8).write(to: url)
+                if let modified { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path) }
+            }
+            if let modified { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: folder.path) }
+            folders.append(try WebDAVTesting.path(name))
+        }
+        return folders
     }
 
     /// How many files the test put in `folder` (`folder NNN` holds NNN mod 4).

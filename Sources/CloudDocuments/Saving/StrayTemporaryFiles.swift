@@ -125,7 +125,8 @@ enum StrayTemporaryFiles {
     /// stamp of its own (multigrain time stamps), so even a change within the same clock tick is
     /// seen. Any thread.
     static func noteOwnChange(inFolder folder: String, descriptor directory: Int32) {
-        guard let stamp = folderStamp(directory) else { return }
+        // No `fstat` for a folder this process never scanned (a large one, or forgotten).
+        guard scans.withLock({ $0[folder] != nil }), let stamp = folderStamp(directory) else { return }
         scans.withLock { scans in scans[folder]?.stampAfterOwnChange = stamp }
     }
 
