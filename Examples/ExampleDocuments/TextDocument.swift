@@ -118,22 +118,27 @@ public final class TextDocument: CloudDocument {
     /// two texts are merged line by line against that common ancestor (``TextMerge``). Edits that
     /// do not overlap — two programs appending lines, say — are both kept and no conflict version
     /// is made; overlapping edits return `nil`, so the save keeps the other text as an unresolved
-    /// conflict version and the document becomes ``DocumentState/inConflict``.
+    /// conflict version and the document becomes ``DocumentState/inConflict``. When both sides
+    /// appended, the lines already in the file stay where they are and this document's appended
+    /// lines follow them: a line, once saved, keeps its place before every line saved later (what
+    /// a reader following the file, `tail -f` say, expects).
     ///
     /// Runs on the main actor inside the save's coordinated write. The document's text becomes
     /// the merge (edits made since the save's snapshot are merged onto it too); the undo history
     /// is kept.
     public override func resolveConflict(withCurrentContentsAt url: URL, ofType typeName: String,
                                          saving contents: DocumentContents) throws -> DocumentContents? {
-        guard case .data(let oursData) = contents,
-              let theirsData = try? Data(contentsOf: url),
-              let (ours, _) = try? Self.decode(oursData, name: url.lastPathComponent),
+        guard case .data(let oursData) = contents, let theirsData = try? Data(contentsOf: url) else { return nil }
+        if let merged = mergedAppends(ours: oursData, theirs: theirsData, name: url.lastPathComponent) { return merged }
+        guard let (ours, _) = try? Self.decode(oursData, name: url.lastPathComponent),
               let (theirs, _) = try? Self.decode(theirsData, name: url.lastPathComponent) else { return nil }
         var base = loadedText
         if let written = lastWritten.get(), let (text, _) = try? Self.decode(written, name: url.lastPathComponent) {
             base = text
         }
-        guard case .merged(let merged) = TextMerge.merge(base: base, ours: ours, theirs: theirs) else { return nil }
+        // The file's side first: lines already in the file keep their place, and this
+        // document's appended lines follow them (TextMerge puts its `ours` appends first).
+        guard case .merged(let merged) = TextMerge.merge(base: base, ours: theirs, theirs: ours) else { return nil }
         if storedText == ours {
             storedText = merged
         } else if case .merged(let both) = TextMerge.merge(base: ours, ours: storedText, theirs: merged) {
@@ -142,10 +147,42 @@ public final class TextDocument: CloudDocument {
         return .data(Self.encodeFile(text: merged, byteOrderMark: hasByteOrderMark))
     }
 
+    /// ``resolveConflict(withCurrentContentsAt:ofType:saving:)`` when both this document and the
+    /// other writer only appended lines to what this document last wrote (two programs appending:
+    /// every save meets the other's append; the file's side first, as there, keeps the file's
+    /// bytes a prefix of the next merge's). The same result as the general merge, from the bytes
+    /// (``TextMerge/mergeAppends(base:ours:theirs:)``): the merged file is decoded once, where the
+    /// general merge decodes, splits and re-encodes three texts — all under the save's write lock,
+    /// which the other writer waits for. `nil` when the case does not apply: merge in general.
+    private func mergedAppends(ours oursData: Data, theirs theirsData: Data, name: @autoclosure () -> String) -> DocumentContents? {
+        guard let written = lastWritten.get(), oursData.starts(with: Self.byteOrderMark) == hasByteOrderMark,
+              let merged = TextMerge.mergeAppends(base: written, ours: theirsData, theirs: oursData),
+              let (mergedText, _) = try? Self.decode(merged, name: name()) else { return nil }
+        if Self.text(storedText, isEncodedIn: oursData) {
+            storedText = mergedText
+        } else if let (ours, _) = try? Self.decode(oursData, name: name()),
+                  case .merged(let both) = TextMerge.merge(base: ours, ours: storedText, theirs: mergedText) {
+            storedText = both  // edited again after the snapshot: keep those edits on the merge
+        }
+        return .data(merged)
+    }
+
+    /// Whether `data` (after a byte-order mark, if any) holds exactly the UTF-8 of `text`.
+    nonisolated static func text(_ text: String, isEncodedIn data: Data) -> Bool {
+        let body = data.starts(with: byteOrderMark) ? data.dropFirst(byteOrderMark.count) : data
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard utf8.count == body.count else { return false }
+            guard !utf8.isEmpty else { return true }
+            return body.withUnsafeBytes { body in memcmp(utf8.baseAddress!, body.baseAddress!, utf8.count) == 0 }
+        }
+    }
+
     // MARK: Text helpers
 
-    /// Decodes UTF-8 `data`, with or without a byte-order mark. Never crashes on bad input.
-    nonisolated static func decode(_ data: Data, name: String) throws -> (String, Bool) {
+    /// Decodes UTF-8 `data`, with or without a byte-order mark. Never crashes on bad input. `name`
+    /// (the file's, for the error) is asked for only when the bytes are not UTF-8.
+    nonisolated static func decode(_ data: Data, name: @autoclosure () -> String) throws -> (String, Bool) {
         let mark = data.starts(with: byteOrderMark)
         let body = mark ? data.dropFirst(byteOrderMark.count) : data[...]
         if let text = String(validating: body, as: UTF8.self) {
@@ -155,7 +192,7 @@ public final class TextDocument: CloudDocument {
         let byte = offset < data.count ? data[data.startIndex + offset] : 0
         let hex = String(byte, radix: 16, uppercase: true)
         throw DocumentError.contentsInvalid(
-            "“\(name)” is not valid UTF-8 text (invalid byte 0x\(hex.count < 2 ? "0" + hex : hex) at offset \(offset)); "
+            "“\(name())” is not valid UTF-8 text (invalid byte 0x\(hex.count < 2 ? "0" + hex : hex) at offset \(offset)); "
                 + "TextDocument reads UTF-8 only, so convert the file to UTF-8 first")
     }
 

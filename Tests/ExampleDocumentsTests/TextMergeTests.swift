@@ -286,3 +286,47 @@ struct TextMergeSharedStartTests {
         #expect(result == TextMerge.mergeLinesAfterSharedStart(base: Array(base.utf8), ours: Array(ours.utf8), theirs: Array(theirs.utf8)))
     }
 }
+
+@Suite("TextMerge: appends merged on the bytes")
+struct TextMergeAppendsTests {
+    /// A few lines drawn from a small set, with mixed endings and maybe no final one.
+    private static func lines(_ count: Int, _ random: inout SplitMix64) -> String {
+        var text = ""
+        for index in 0..<count {
+            text += ["a", "b", "é", "dd", ""].randomElement(using: &random)!
+            if index < count - 1 || Bool.random(using: &random) { text += Bool.random(using: &random) ? "\n" : "\r\n" }
+        }
+        return text
+    }
+
+    @Test("where it answers, it gives the general merge's bytes; it answers whenever both sides only appended to a base that ends a line",
+          arguments: 0..<500)
+    func sameAsGeneralMerge(_ seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed))
+        let base = Self.lines(Int.random(in: 0...4, using: &random), &random)
+        // Mostly appends to the base; sometimes a side that changed it.
+        func side() -> String {
+            Int.random(in: 0..<5, using: &random) == 0
+                ? Self.lines(Int.random(in: 0...5, using: &random), &random)
+                : base + Self.lines(Int.random(in: 0...3, using: &random), &random)
+        }
+        let ours = side(), theirs = side()
+        let fast = TextMerge.mergeAppends(base: Data(base.utf8), ours: Data(ours.utf8), theirs: Data(theirs.utf8))
+        let appendsOnly = ours.utf8.starts(with: base.utf8) && theirs.utf8.starts(with: base.utf8)
+            && (base.isEmpty || base.utf8.last == UInt8(ascii: "\n"))
+        #expect((fast != nil) == appendsOnly, "base \(base.debugDescription) ours \(ours.debugDescription) theirs \(theirs.debugDescription)")
+        if let fast {
+            #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs) == .merged(String(decoding: fast, as: UTF8.self)),
+                    "base \(base.debugDescription) ours \(ours.debugDescription) theirs \(theirs.debugDescription)")
+        }
+    }
+
+    @Test("a byte-order mark is compared as bytes: a base of the mark alone is not an empty text")
+    func byteOrderMark() {
+        let mark = Data([0xEF, 0xBB, 0xBF])
+        #expect(TextMerge.mergeAppends(base: mark, ours: mark + Data("a\n".utf8), theirs: mark + Data("b\n".utf8)) == nil)
+        let base = mark + Data("x\n".utf8)
+        #expect(TextMerge.mergeAppends(base: base, ours: base + Data("a".utf8), theirs: base + Data("b\r\n".utf8))
+                == base + Data("a\nb\r\n".utf8))
+    }
+}
