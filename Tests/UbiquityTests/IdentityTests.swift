@@ -50,7 +50,6 @@ struct IdentityTests {
     func symbolicLinkConfiguration() async throws {
         let scratch = try Scratch("ubiquity-identity-link")
         defer { scratch.remove() }
-        let base = scratch.url
         let dotfiles = try scratch.directory("dotfiles"), config = try scratch.directory("config")
         let target = dotfiles.appending(path: "ubiquity.conf"), file = config.appending(path: "ubiquity.conf")
         try "root = /srv/one\ncontainer = a\n".write(to: target, atomically: true, encoding: .utf8)

@@ -123,6 +123,12 @@ static inline size_t cshim_cmsg_len(size_t length) {
 /// forged by the peer. Returns 0 and fills the three, or -1 with `errno` set.
 int cshim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+// MARK: sched(7)
+
+/// `SCHED_BATCH` (Linux's, from <sched.h> under `_GNU_SOURCE`): a thread that gets its fair share
+/// of the CPU but does not preempt a running thread when it wakes.
+#define CSHIM_SCHED_BATCH 3
+
 // MARK: open(2), fcntl(2), lseek(2), ioctl(2)
 
 /// `O_NOATIME` (glibc's, from <fcntl.h>; 01000000): reading does not update the access time.

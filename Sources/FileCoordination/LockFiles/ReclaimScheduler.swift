@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import Synchronization
 
 /// Runs `LockFileReclaimer` passes by itself, on one background thread per lock directory, so lock
@@ -85,6 +86,9 @@ final class ReclaimScheduler: Sendable {
     }
 
     private func run() {
+        // Tidying can wait: a pass never preempts a thread that holds a lock (see
+        // BackgroundThreadScheduling).
+        BackgroundThreadScheduling.makeCurrentThreadBackground()
         while true {
             condition.lock()
             while !state.withLock({ $0.activity || $0.creations >= Self.creationsPerPass }) {
