@@ -118,6 +118,35 @@ struct SaveFastPathTests {
         }
     }
 
+    @Test("temporary names end in 12 lowercase hex digits, differ from save to save, and are found as strays")
+    func temporaryNameSuffixes() {
+        var seen = Set<String>()
+        for _ in 0..<20_000 {
+            let suffix = TemporaryNameSuffix.make(marker: StrayTemporaryFiles.marker)
+            #expect(suffix.hasPrefix(".cdsave-"))
+            let digits = suffix.utf8.dropFirst(".cdsave-".utf8.count)
+            #expect(digits.count == 12)
+            #expect(digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            seen.insert(suffix)
+        }
+        #expect(seen.count == 20_000, "no name twice")
+        // Digits of every value, leading zeros included: the highest nibble is not always zero.
+        #expect(seen.contains { !$0.hasSuffix("0") } && seen.contains { $0.dropFirst(".cdsave-".count).hasPrefix("f") })
+        let name = SavePaths.siblingName(of: "/x/doc.txt", marker: StrayTemporaryFiles.marker)
+        #expect(StrayTemporaryFiles.isTemporaryName(Array((name as NSString).lastPathComponent.utf8), forName: ArraySlice("doc.txt".utf8)))
+    }
+
+    @Test("a process seeds its own temporary names: one seen under another process id (a child made by fork) seeds again")
+    func temporaryNamesPerProcess() {
+        // Process ids no process has: the generator takes each for a new process and seeds
+        // itself again from the system's random source, as a child made by `fork` does.
+        let first = TemporaryNameSuffix.next48(inProcess: -2)
+        let second = TemporaryNameSuffix.next48(inProcess: -3)
+        let third = TemporaryNameSuffix.next48(inProcess: -2)
+        #expect(Set([first, second, third]).count == 3)
+        #expect([first, second, third].allSatisfy { $0 <= 0xFFFF_FFFF_FFFF })
+    }
+
     // MARK: The document
 
     @Test("when a save returns, the document is idle: the next save takes its snapshot at once")

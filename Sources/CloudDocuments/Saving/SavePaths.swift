@@ -144,8 +144,7 @@ struct SavePaths {
     /// character boundary) so that its bytes on disk stay within the 255-byte limit of file names.
     static func siblingName(of path: String, marker: String) -> String {
         let (folder, fullName) = split(path)
-        let random = String(UInt64.random(in: 0...UInt64.max) & 0xFFFF_FFFF_FFFF, radix: 16)
-        let suffix = ".\(marker)-" + String(repeating: "0", count: 12 - random.count) + random
+        let suffix = TemporaryNameSuffix.make(marker: marker)
         // Within the limit as text, so within it on disk (a byte that is not UTF-8 takes more
         // room in the text than on disk).
         if 1 + fullName.utf8.count + suffix.utf8.count <= 255 { return join(folder, "." + fullName + suffix) }
