@@ -50,6 +50,31 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--trace-saves"
     exit(0)
 }
 
+// Profile mode: `--profile-saves raw|document|plain N FOLDER` makes N 4 KiB saves of one kind
+// only and prints the mean wall time per save, so `perf record` can see one kind of save alone.
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--profile-saves", let count = Int(CommandLine.arguments[3]) {
+    let kind = CommandLine.arguments[2], folder = URL(fileURLWithPath: CommandLine.arguments[4])
+    let bytes = [UInt8](repeating: 0x41, count: 4096)
+    let url = folder.appendingPathComponent("\(kind).bin")
+    try? FileManager.default.removeItem(at: url)
+    let document = BlobDocument(fileURL: url)
+    document.blob = Data(bytes)
+    try await document.saveThrowing(to: url, for: .forCreating)
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<count {
+        switch kind {
+        case "raw": RawSafeSave.save(bytes, to: url.path)
+        case "document": try await document.saveThrowing(to: url, for: .forOverwriting)
+        default:
+            try Coordinator().coordinate(writingItemAt: url) { url in try SafeSave.write(Data(bytes), to: url, creating: false) }
+        }
+    }
+    let perSave = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count) / 1e6
+    try await document.closeThrowing()
+    print(String(format: "%@: %.3f ms per save", kind, perSave))
+    exit(0)
+}
+
 // Options: `--folder PATH` saves in a new folder inside PATH instead of the temporary folder (e.g.
 // /dev/shm, where fsync costs nothing, to see the fixed cost alone); `--rounds-scale X` runs X
 // times the rounds; `--saves-only` skips the open and PNG measurements; `--size LABEL` (repeatable:
