@@ -344,7 +344,7 @@ func quantile(_ values: [Double], _ quantile: Double) -> Double {
 }
 
 /// `--profile-inserts`: only the insert-and-save half, `rounds` times (to profile it alone with
-/// `perf record`), printing each round's seconds.
+/// `perf record`), printing each round's seconds, wall clock and CPU.
 @MainActor func profileInserts() async throws {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     for number in 0..<rounds {
@@ -357,8 +357,9 @@ func quantile(_ values: [Double], _ quantile: Double) -> Double {
                 try writer.managedObjectContext.insert("Task", ["title": .string("task \(index)"), "count": .integer(Int64(index))])
             }
         }
+        let insertsCPU = lastCPUSeconds
         let save = try await measure { try await writer.saveThrowing(to: writer.fileURL, for: .forOverwriting) }
-        print(String(format: "inserts %.4f s, save %.4f s", inserts, save))
+        print(String(format: "inserts %.4f s, save %.4f s (CPU: inserts %.4f s, save %.4f s)", inserts, save, insertsCPU, lastCPUSeconds))
         _ = await writer.close()
         try? FileManager.default.removeItem(at: roundFolder)
     }

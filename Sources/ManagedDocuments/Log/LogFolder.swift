@@ -111,11 +111,24 @@ struct LogFolder: Sendable {
     /// after the other (a save's header, changes and trailer: written without joining them).
     func write(pieces: [[UInt8]], kind: ChangeLogFile.Kind, sequence: UInt64,
                removingStaleTemporaries: Bool = true) throws(ManagedStoreError) -> Entry {
+        try write(pieces: pieces, named: Self.newFileName(kind: kind, sequence: sequence), kind: kind, sequence: sequence,
+                  removingStaleTemporaries: removingStaleTemporaries)
+    }
+
+    /// A new name for a file of this device: `<sequence, 16 digits>-<8 random hex>.<extension>`
+    /// (32 random bits: a name no file of the device ever had).
+    static func newFileName(kind: ChangeLogFile.Kind, sequence: UInt64) -> String {
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        return String(format: "%016llu-%@.%@", sequence, String(repeating: "0", count: 8 - random.count) + random,
+                      kind == .log ? logExtension : baselineExtension)
+    }
+
+    /// ``write(pieces:kind:sequence:removingStaleTemporaries:)`` under `name` (from
+    /// ``newFileName(kind:sequence:)``, chosen by the caller beforehand).
+    func write(pieces: [[UInt8]], named name: String, kind: ChangeLogFile.Kind, sequence: UInt64,
+               removingStaleTemporaries: Bool = true) throws(ManagedStoreError) -> Entry {
         let folder = ownFolder.path
         if removingStaleTemporaries { removeStaleTemporaries(in: folder) }
-        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        let name = String(format: "%016llu-%@.%@", sequence, String(repeating: "0", count: 8 - random.count) + random,
-                          kind == .log ? Self.logExtension : Self.baselineExtension)
         let final = folder + "/" + name
         let temporary = folder + "/.\(name).tmp"
         var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -76,6 +76,15 @@ final class SQLiteConnection {
         try statement(sql).rows(values)
     }
 
+    /// Writes the open write transaction's changed pages into the WAL now, as frames without a
+    /// commit mark (`sqlite3_db_cacheflush`): nothing is committed, and until the commit's frame
+    /// follows them neither other connections nor recovery after a crash use them. The commit
+    /// then writes only what changed since (and its mark) before flushing the WAL. Best effort: a
+    /// failure here is SQLite's to report at the commit.
+    func writeChangedPages() {
+        _ = sqlite3_db_cacheflush(handle)
+    }
+
     /// Whether a transaction is open (`BEGIN` without its `COMMIT` or `ROLLBACK` yet).
     var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 

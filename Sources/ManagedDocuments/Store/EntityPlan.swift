@@ -29,6 +29,19 @@ final class EntityPlan {
     let writeStatement: SQLiteStatement
     let insertStatement: SQLiteStatement
     private let connection: SQLiteConnection
+    /// The SQL of ``localInsertStatement``.
+    private let localInsertSQL: String
+    /// ``insertStatement`` for a local insert (``insertRow(_:stamp:values:devices:)``): a record
+    /// that exists (`$exists` 1) with one clock for the row (`$clocks` NULL) has those two in its
+    /// SQL instead of bound per row. Prepared on the first local insert (an import never needs it).
+    private var localInsert: SQLiteStatement?
+
+    private func localInsertStatement() throws(SQLiteError) -> SQLiteStatement {
+        if let localInsert { return localInsert }
+        let made = try SQLiteStatement(connection: connection, sql: localInsertSQL)
+        localInsert = made
+        return made
+    }
 
     /// The plan of `entity`, whose table (of layout 2) exists with a column for each of its registers.
     init(_ entity: EntityDescription, connection: SQLiteConnection) throws(SQLiteError) {
@@ -71,6 +84,11 @@ final class EntityPlan {
         insertStatement = try SQLiteStatement(connection: connection, sql: """
             INSERT INTO \(table) (id, \(clocks), \(values)) VALUES (\(placeholders)) ON CONFLICT (id) DO NOTHING
             """)
+        // id, $t, $d, then the attributes (positions 1… of `names`) from parameter 4 on.
+        let attributePlaceholders = String(repeating: ", ?", count: names.count - 1)
+        localInsertSQL = """
+            INSERT INTO \(table) (id, \(clocks), \(values)) VALUES (?, ?, ?, NULL, 1\(attributePlaceholders)) ON CONFLICT (id) DO NOTHING
+            """
         self.connection = connection
     }
 
@@ -139,14 +157,17 @@ final class EntityPlan {
     ///
     /// - Returns: `false` when the record exists (nothing was written: merge it).
     func insertRow(_ id: UUID, stamp: HybridTimestamp, values: [AttributeValue], devices: DeviceNumbers) throws(SQLiteError) -> Bool {
-        let statement = insertStatement
+        guard values[0] == .bool(true), stamp.packed != 0 else {
+            // Not the shape of a local insert (never: an insert exists and is stamped): the general statement.
+            return try insertIfAbsent(id, values.map { Register(value: $0, timestamp: stamp) }, devices: devices)
+        }
+        // The existence (1) and the row's one clock (`$clocks` NULL) are in the statement's SQL.
+        let statement = try localInsertStatement()
         statement.reset()
         try statement.bindIdentifier(id)
         try statement.bind(Int64(bitPattern: stamp.packed), at: 2)
-        try statement.bind(stamp.packed == 0 ? 0 : try devices.number(of: stamp.device), at: 3)
-        try statement.bind(SQLiteValue.null, at: 4)
-        try statement.bind(Int64(values[0] == .bool(true) ? 1 : 0), at: 5)
-        for position in values.indices.dropFirst() { try statement.bind(values[position], at: Int32(5 + position)) }
+        try statement.bind(try devices.number(of: stamp.device), at: 3)
+        for position in values.indices.dropFirst() { try statement.bind(values[position], at: Int32(3 + position)) }
         while try statement.step() {}
         statement.reset()
         return connection.changes > 0

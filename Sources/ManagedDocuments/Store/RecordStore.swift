@@ -135,6 +135,13 @@ final class RecordStore {
         hasUncommittedImports = false
     }
 
+    /// Writes the open transaction's pages into SQLite's WAL ahead of the commit, uncommitted
+    /// (``SQLiteConnection/writeChangedPages()``): a save does it while its log is being flushed.
+    func writeChangedPages() {
+        guard connection.inTransaction else { return }
+        connection.writeChangedPages()
+    }
+
     /// Drops everything since the last commit: pending local changes and uncommitted imports.
     func rollback() {
         if connection.inTransaction { try? connection.execute("ROLLBACK") }

@@ -15,7 +15,9 @@ import Foundation
 /// store does not have; the next import finds this device's own unapplied log and applies it
 /// (merging is idempotent), so the store and the logs agree again. A crash before the log is
 /// renamed into place leaves only a temporary file (removed by the first write of the next
-/// process) and the local store as at the last save.
+/// process) and the local store as at the last save. SQLite may write a save's pages into its WAL
+/// while the log is being flushed, but only as frames without a commit mark, which neither other
+/// connections nor SQLite's recovery use: the commit itself still follows the log.
 final class StoreSynchronizer: Sendable {
     struct State {
         var store: RecordStore
@@ -39,6 +41,8 @@ final class StoreSynchronizer: Sendable {
     let device: String
     /// A baseline is published after this many of this device's logs since the last one.
     let baselineInterval: UInt64
+    /// Where a save writes and flushes its log while the store writes its pages (``save()``).
+    private let logQueue = DispatchQueue(label: "ManagedDocs.logWrite")
 
     /// Opens the store at `storePath`; `folder` is `nil` for a store that is not synced.
     ///
@@ -105,8 +109,18 @@ final class StoreSynchronizer: Sendable {
             let file = ChangeLogFile(kind: .log, schemaVersion: schema.version, device: device, sequence: sequence,
                                      writtenMilliseconds: store.clock.now(), coverage: coverage, changes: [])
             let pieces = file.encodedPieces(pending: store.pendingLog)
-            let entry = try folder.write(pieces: [pieces.head, pieces.body, pieces.tail], kind: .log, sequence: sequence,
-                                         removingStaleTemporaries: !state.hasWritten)
+            // The log is written, flushed, renamed into place and its folder flushed on the log
+            // queue, while SQLite writes this save's pages into its WAL as frames without a commit
+            // mark (nothing committed: a crash now leaves the store as at the last save). Only
+            // once the log is in place does the commit below add its mark and flush the WAL.
+            let name = LogFolder.newFileName(kind: .log, sequence: sequence)
+            let removingStaleTemporaries = !state.hasWritten
+            let writing = BackgroundWrite(on: logQueue) { () throws(ManagedStoreError) -> LogFolder.Entry in
+                try folder.write(pieces: [pieces.head, pieces.body, pieces.tail], named: name, kind: .log, sequence: sequence,
+                                 removingStaleTemporaries: removingStaleTemporaries)
+            }
+            store.writeChangedPages()
+            let entry = try writing.wait()
             state.hasWritten = true
             try store.markApplied(entry.key, device: device, sequence: sequence)
             try store.setMeta("sequence", .integer(Int64(clamping: sequence)))
