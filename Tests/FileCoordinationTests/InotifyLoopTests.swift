@@ -227,6 +227,51 @@ struct InotifyLoopTests {
         #expect(turnsWithReads >= 2, "the burst took several turns")
     }
 
+    @Test("with a gather interval: reports are read once it passes; a wake or a stop ends it at once")
+    func gathering() throws {
+        let folder = try TemporaryFolder()
+        let short = try InotifyLoop(name: "test.gather", gatherInterval: .milliseconds(5))
+        _ = try short.addWatch(folder.path, mask: UInt32(IN_CREATE)).get()
+        let shortRecorder = Recorder()
+        short.start { _ in RecordingClient(shortRecorder) }
+        folder.create("a")
+        #expect(shortRecorder.wait { $0.events.contains { $0.name == "a" } })
+        short.stop()
+        short.join()
+
+        // An hour: only a wake, or a stop, can end this loop's gathering within the test.
+        let long = try InotifyLoop(name: "test.gather", gatherInterval: .seconds(3600))
+        _ = try long.addWatch(folder.path, mask: UInt32(IN_CREATE)).get()
+        let recorder = Recorder()
+        long.start { _ in RecordingClient(recorder) }
+        folder.create("b")
+        long.wake()
+        #expect(recorder.wait { $0.events.contains { $0.name == "b" } }, "the wake ended the gathering")
+        #expect(recorder.snapshot.calls.contains(.woken))
+        folder.create("c")  // the loop gathers again
+        long.stop()
+        long.join()  // returns: the stop ended the gathering
+        #expect(recorder.snapshot.calls.last == .end(nil))
+    }
+
+    @Test("a client reading batches sees the kernel's bytes, names not decoded")
+    func batches() throws {
+        let folder = try TemporaryFolder()
+        let loop = try InotifyLoop(name: "test.batches")
+        _ = try loop.addWatch(folder.path, mask: UInt32(IN_CREATE)).get()
+        let recorder = Recorder()
+        loop.start { _ in BatchClient(recorder) }
+        let oddName: [UInt8] = [UInt8(ascii: "y"), 0xFE]  // not UTF-8
+        folder.create(bytes: oddName)
+        folder.create("plain")
+        #expect(recorder.wait { $0.events.count >= 2 })
+        loop.stop()
+        loop.join()
+        let names = recorder.snapshot.events.map(\.name)
+        #expect(names == [PathBytes.string(fromBytes: oddName), "plain"])
+        #expect(!recorder.snapshot.calls.contains(.read), "the batch call replaces the decoded one")
+    }
+
     /// Starts `loop` with a recording client that holds its first wake until `busy` is released,
     /// and returns once it holds (so the kernel's queue fills meanwhile).
     private func startHeldOnFirstWake(_ loop: InotifyLoop) -> (Recorder, Gate) {
@@ -349,6 +394,30 @@ private final class RecordingClient: InotifyLoopClient {
 
     func inotifyLoopDidEnd(_ loop: InotifyLoop, error: Errno?) {
         note(loop, .end(error))
+    }
+}
+
+/// Reads batches: records each event's name bytes (as decoded events, to compare), never `.read`.
+private final class BatchClient: InotifyLoopClient {
+    let recorder: Recorder
+    init(_ recorder: Recorder) { self.recorder = recorder }
+
+    func inotifyLoop(_ loop: InotifyLoop, didReadBatch events: InotifyReadBatch) {
+        var decoded: [InotifyEvent] = []
+        for event in events {
+            let bytes = Array(event.nameBytes)  // the kernel's bytes, NUL padding left out
+            decoded.append(InotifyEvent(descriptor: event.descriptor, mask: event.mask, cookie: event.cookie,
+                                        name: PathBytes.string(fromBytes: bytes)))
+        }
+        recorder.note { $0.events += decoded }
+    }
+
+    func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
+        recorder.note { $0.calls.append(.read) }
+    }
+
+    func inotifyLoopDidEnd(_ loop: InotifyLoop, error: Errno?) {
+        recorder.note { $0.calls.append(.end(error)) }
     }
 }
 

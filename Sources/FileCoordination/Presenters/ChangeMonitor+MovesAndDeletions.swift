@@ -55,7 +55,12 @@ extension ChangeMonitor {
 
     /// Pairs the halves of renames in `reports` (and with halves kept from earlier reads) and
     /// announces each move of a presented item to a watched folder, in the order of the reports.
-    func followMoves(in reports: [Report]) -> FollowedMoves {
+    /// `mayFinishMoves`: halves were kept from earlier reads (otherwise a second half alone, as
+    /// in every save's rename to its document's name, pairs with nothing and costs nothing).
+    func followMoves(in reports: [Report], mayFinishMoves: Bool) -> FollowedMoves {
+        guard mayFinishMoves || reports.contains(where: { $0.mask & UInt32(IN_MOVED_FROM) != 0 && $0.cookie != 0 }) else {
+            return FollowedMoves()
+        }
         var arrivals: [UInt32: String] = [:]
         for report in reports where report.mask & UInt32(IN_MOVED_TO) != 0 && report.cookie != 0 {
             arrivals[report.cookie] = report.path

@@ -216,9 +216,12 @@ extension ChangeMonitor {
             guard let entries = Self.listFolder(current) else { continue }
             state.withLock { state in
                 guard state.treeFolders[current] != nil else { return }
-                if state.trackedNameCount + entries.count <= Self.subtreeNameLimit {
-                    state.treeFolders[current]?.names = Set(entries.map(\.name))
-                    state.trackedNameCount += entries.count
+                // Save temporaries' files are not remembered: their reports are set aside unread
+                // (ChangeMonitor+Reading.swift), so their names would never be forgotten.
+                let names = Set(entries.lazy.filter { $0.isFolder || !Self.isSaveTemporary($0.name) }.map(\.name))
+                if state.trackedNameCount + names.count <= Self.subtreeNameLimit {
+                    state.treeFolders[current]?.names = names
+                    state.trackedNameCount += names.count
                 }
             }
             for entry in entries {
@@ -651,18 +654,6 @@ extension ChangeMonitor {
     /// internal files or conflict copies (versions).
     static func isHiddenFromFolderPresenters(_ name: String) -> Bool {
         isSaveTemporary(name) || CoordinationRuntime.syncToolPolicy.isHiddenFromPresenters(name)
-    }
-
-    /// `.NAME.cdsave-XXXXXXXXXXXX` / `.NAME.cdold-XXXXXXXXXXXX` (12 lower-case hex digits): the
-    /// temporary items of CloudDocuments' safe saves.
-    static func isSaveTemporary(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard bytes.count > 20, bytes.first == UInt8(ascii: ".") else { return false }
-        let digits = bytes.suffix(12)
-        guard digits.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return false }
-        let head = bytes.dropLast(12)
-        return head.reversed().starts(with: Array(".cdsave-".utf8).reversed())
-            || head.reversed().starts(with: Array(".cdold-".utf8).reversed())
     }
 
     /// Sends `message` to the presenters of the folders above `path` in this runtime, except

@@ -13,8 +13,9 @@ import SystemSupport
 ///
 /// One `inotify` descriptor watches the *directory* of every presented item (documents are
 /// usually replaced by rename, which a watch on the file itself would lose). The loop's thread
-/// sleeps in `poll` until the kernel reports an event and passes on each read's reports
-/// (``inotifyLoop(_:didRead:)``, on that thread); for an event on a presented item it compares
+/// sleeps in `poll` until the kernel reports an event, gathers what follows for
+/// ``gatherInterval`` and passes on each read's reports (``inotifyLoop(_:didReadBatch:)``, on that
+/// thread, sorted out on the kernel's bytes: ChangeMonitor+Reading.swift); for an event on a presented item it compares
 /// the item's stamp (its `FileIdentity`: device, inode, size, modification and change times, or
 /// `FileIdentity.missing`) with the last one seen and
 /// messages the presenters only when it differs. Reports are ignored while a coordinator of this
@@ -88,8 +89,11 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
         /// ChangeMonitor+MovesAndDeletions.swift).
         var pendingDeletions: Set<String> = []
         /// Presented items moved out of a watched folder by a rename whose other half has not
-        /// been read yet, by the rename's cookie.
+        /// been read yet, by the rename's cookie (added to only on the loop's thread).
         var unmatchedMoves: [UInt32: String] = [:]
+        /// How many presented names are save temporaries (`isSaveTemporary`): while there are
+        /// none, the reports of save temporaries are set aside unread (ChangeMonitor+Reading.swift).
+        var presentedSaveTemporaries = 0
         /// Presented items renamed to a sync tool's temporary name, by that name's path: the
         /// item's path, until the temporary file is renamed to its final name.
         var temporaries: [String: String] = [:]
@@ -135,7 +139,8 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
         let startLoop: InotifyLoop? = state.withLock { state in
             var started: InotifyLoop?
             if state.loop == nil {
-                guard let loop = try? InotifyLoop(name: "FileCoordination.changes") else { return nil }
+                guard let loop = try? InotifyLoop(name: "FileCoordination.changes", gatherInterval: Self.gatherInterval)
+                else { return nil }
                 state.loop = loop
                 started = loop
             }
@@ -150,7 +155,12 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
                 state.directoryByDescriptor[descriptor] = directory
                 state.descriptorUsers[descriptor, default: 0] += 1
             }
-            state.directories[directory]?.names[name, default: 0] += 1
+            if let count = state.directories[directory]?.names[name] {
+                state.directories[directory]?.names[name] = count + 1
+            } else if state.directories[directory] != nil {
+                state.directories[directory]?.names[name] = 1
+                if Self.isSaveTemporary(name) { state.presentedSaveTemporaries += 1 }
+            }
             if state.stamps[path] == nil { state.stamps[path] = stamp }
             return started
         }
@@ -172,6 +182,7 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
                 return
             }
             entry.names.removeValue(forKey: name)
+            if Self.isSaveTemporary(name) { state.presentedSaveTemporaries -= 1 }
             state.stamps.removeValue(forKey: path)
             state.reportedStamps.removeValue(forKey: path)
             Self.unwatchTree(path, in: &state)
@@ -246,45 +257,13 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
         return state.writing.keys.contains { $0 == path || CanonicalPath.isInside(path, $0) }
     }
 
-    /// One read of the kernel's queue, on the loop's thread (``InotifyLoop``): its reports are
-    /// passed on together (``handle(_:_:loop:)``), then the watches the kernel dropped are forgotten,
-    /// then a full queue is told. The loop never ends (a failed `poll` or `read` would end it:
-    /// then changes are no longer reported, as before such a failure ended the monitor's thread).
-    func inotifyLoop(_ loop: InotifyLoop, didRead events: [InotifyEvent]) {
-        loop.assertInLoop()
-        var reports: [Report] = []
-        var treeReports: [TreeReport] = []
-        var overflowed = false
-        var dropped: [Int32] = []
-        for event in events {
-            if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                overflowed = true  // the kernel's queue was full: reports were lost
-                continue
-            }
-            if event.mask & UInt32(IN_IGNORED) != 0 {
-                dropped.append(event.descriptor)  // the watch is gone (its folder was deleted)
-                continue
-            }
-            let (subject, tree) = classify(descriptor: event.descriptor, name: event.name)
-            if let subject {
-                reports.append(Report(subject: subject, name: event.name, mask: event.mask, cookie: event.cookie))
-            }
-            if let tree {
-                treeReports.append(TreeReport(folder: tree, name: event.name, mask: event.mask))
-            }
-        }
-        handle(reports, treeReports, loop: loop)
-        if !dropped.isEmpty { forgetDroppedWatches(dropped) }
-        if overflowed { handleOverflow() }
-    }
-
     /// Passes on one read's reports: moves of presented items first (their presenters follow),
     /// then changes and disappearances of presented items, then conflict copies, then what
     /// happened inside presented folders. On the loop's thread: reports are passed on in the
     /// order they were read.
-    private func handle(_ reports: [Report], _ treeReports: [TreeReport], loop: InotifyLoop) {
+    func handle(_ reports: [Report], _ treeReports: [TreeReport], mayFinishMoves: Bool, loop: InotifyLoop) {
         loop.assertInLoop()
-        let moved = followMoves(in: reports)
+        let moved = followMoves(in: reports, mayFinishMoves: mayFinishMoves)
         var touched: [String] = []
         var others: [OtherEntry] = []
         var otherIndex: [String: Int] = [:]   // by path, into `others`
@@ -324,22 +303,6 @@ final class ChangeMonitor: Sendable, InotifyLoopClient {
         let mask: UInt32
         /// Pairs the two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`); 0 otherwise.
         let cookie: UInt32
-    }
-
-    /// What one report of the kernel is about: an entry of the folder of presented items (nil if
-    /// the descriptor watches none), and the subtree folder it is in (nil if none).
-    private func classify(descriptor: Int32, name: String) -> (Subject?, String?) {
-        state.withLock { state in
-            let tree = state.treeFolderByDescriptor[descriptor]
-            if let tree { state.treeFolders[tree]?.generation &+= 1 }
-            guard let directory = state.directoryByDescriptor[descriptor] else {
-                return (nil, name.isEmpty ? nil : tree)
-            }
-            state.directories[directory]?.generation &+= 1
-            guard !name.isEmpty else { return (nil, nil) }
-            if state.directories[directory]?.names[name] != nil { return (.watched(CanonicalPath.join(directory, name)), tree) }
-            return (.other(directory: directory), tree)
-        }
     }
 
     /// Tells the presenters of `path` that it changed, if its stamp differs from the last one
