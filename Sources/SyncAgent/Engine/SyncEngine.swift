@@ -247,11 +247,21 @@ let syncWorkThreads = WaitingThreads(name: "SyncAgent.work")
 /// and returns its result to the calling task. Not a global dispatch queue: there a job waits
 /// behind blocked threads until libdispatch adds one, and a process whose other work blocks
 /// those threads (an app, the test runner) could starve the engine for a long time.
+///
+/// The result travels through a `Locked` box, not the continuation: when the body ends before the
+/// task has finished suspending, the runtime hands the value over with atomics that
+/// ThreadSanitizer does not see, and reported the result's fields (written on the work thread)
+/// as a race with their reads in the task. The box's mutex makes the order visible to it.
 func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws(SyncStepError) -> T) async throws(SyncStepError) -> T {
-    let result: Result<T, SyncStepError> = await withCheckedContinuation { continuation in
+    let box = Locked<Result<T, SyncStepError>?>(nil)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         syncWorkThreads.run {
-            continuation.resume(returning: Result { () throws(SyncStepError) -> T in try body() })
+            let result = Result { () throws(SyncStepError) -> T in try body() }
+            box.withLock { $0 = result }
+            continuation.resume()
         }
     }
+    // Set before the resume, so never nil here.
+    guard let result = box.withLock({ $0 }) else { throw .local(path: "", reason: "a work thread ended without a result") }
     return try result.get()
 }
