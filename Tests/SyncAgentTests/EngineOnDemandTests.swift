@@ -203,7 +203,7 @@ struct EngineOnDemandTests {
 private final class UnsavedDocument: FilePresenter {
     let presentedItemURL: URL?
     let presentedItemOperationQueue: OperationQueue
-    let saves = Mutex(0)
+    let saves = Locked(0)
 
     init(_ url: URL) {
         presentedItemURL = url

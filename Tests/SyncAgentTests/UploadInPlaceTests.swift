@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import FileCoordination
 import Testing
 import TestSupport
 @testable import SyncAgent
@@ -46,7 +46,7 @@ struct UploadInPlaceTests {
             let replacement = Self.contents(seed: 2)
             let path = try WebDAVTesting.path("torn.bin")
             let landed = server.dataURL.appendingPathComponent("torn.bin")
-            let rewritten = Mutex(false)
+            let rewritten = Locked(false)
             await #expect(throws: RemoteStoreError.self) {
                 _ = try await store.upload(source, to: path, condition: .mustNotExist) { done, _ in
                     guard done > 0, !rewritten.withLock({ $0 }) else { return }
@@ -75,7 +75,7 @@ struct UploadInPlaceTests {
             let original = Self.contents(seed: 3)
             try original.write(to: file)
             let replacement = Self.contents(seed: 4)
-            let rewritten = Mutex(false)
+            let rewritten = Locked(false)
             let engine = try SyncEngine(configuration: configuration, store: store) { status in
                 guard status.transfers.contains(where: { $0.path == "big.bin" && $0.isUpload && $0.bytesDone > 0 }),
                       !rewritten.withLock({ $0 }) else { return }

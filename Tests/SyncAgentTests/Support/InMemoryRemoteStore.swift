@@ -1,12 +1,12 @@
 import Foundation
-import Synchronization
+import FileCoordination
 import SyncAgent
 
 /// A ``RemoteStore`` in memory for the engine's tests: a tree of files and folders, a fresh
 /// strong tag for every write (never reused, even after ``restore(_:)``), and conditions honoured
 /// strictly (`If-None-Match: *`, `If-Match` on PUT, DELETE and MOVE → `preconditionFailed`).
 /// ``contents`` / ``restore(_:)`` swap the whole tree (a server rolled back to an older copy);
-/// ``failure`` makes every call fail (an offline server). Sendable: the state is in a `Mutex`.
+/// ``failure`` makes every call fail (an offline server). Sendable: the state is in a `Locked` (a pthread mutex ThreadSanitizer sees; `Synchronization.Mutex` sleeps in raw futex calls it does not).
 final class InMemoryRemoteStore: RemoteStore, Sendable {
     struct Node: Sendable, Equatable {
         var isFolder: Bool
@@ -39,7 +39,7 @@ final class InMemoryRemoteStore: RemoteStore, Sendable {
         var lists = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Whether the root's tag changes with every write below it (Nextcloud's folder tags).
     let propagatesFolderTags: Bool
     /// Whether items carry file ids (`oc:fileid`).
