@@ -67,25 +67,45 @@ public final class WebDAVServer: Sendable {
         guard let made = mkdtemp(&bytes) else { throw FixtureFailure(description: "mkdtemp: errno \(errno)") }
         let work = URL(fileURLWithPath: String(cString: made), isDirectory: true)
         workURL = work
-        do {
-            let data = work.appendingPathComponent("data", isDirectory: true)
-            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-            port = try LoopbackHTTP.freePorts(1)[0]
-            let (arguments, environment) = try Self.prepare(kind, work: work, data: data, port: port)
-            process = try SpawnedServer(executable: executable, arguments: arguments, environment: environment,
-                                              logURL: work.appendingPathComponent("server.log"))
-        } catch {
-            Scratch.removeTree(work.path)
-            throw error
-        }
-        do {
-            try await waitUntilAnswering()
-        } catch {
-            stop()
-            remove()
-            throw error
+        // The port is free when chosen, but another program (a parallel test's server) can take
+        // it before this one binds: a start that fails with "address already in use" is tried
+        // again on another port, a few times.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let started: (port: UInt16, process: SpawnedServer)
+            do {
+                let data = work.appendingPathComponent("data", isDirectory: true)
+                try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+                let port = try LoopbackHTTP.freePorts(1)[0]
+                let (arguments, environment) = try Self.prepare(kind, work: work, data: data, port: port)
+                started = (port, try SpawnedServer(executable: executable, arguments: arguments, environment: environment,
+                                                   logURL: work.appendingPathComponent("server.log")))
+            } catch {
+                Scratch.removeTree(work.path)
+                throw error
+            }
+            do {
+                try await Self.waitUntilAnswering(kind, process: started.process, work: work, port: started.port)
+                port = started.port
+                process = started.process
+                return
+            } catch {
+                let tail = Self.logTail(kind, process: started.process, work: work)
+                started.process.stop()
+                if attempt < Self.startAttempts, !started.process.isRunning,
+                   tail.lowercased().contains("address already in use") {
+                    try? FileManager.default.removeItem(at: work.appendingPathComponent("server.log"))
+                    continue
+                }
+                Scratch.removeTree(work.path)
+                throw error
+            }
         }
     }
+
+    /// How many times a server that found its port taken is started again on another.
+    static let startAttempts = 5
 
     /// Runs `body` with a fresh server of `kind`; stops it and removes its folder afterwards.
     public static func with<Result>(_ kind: Kind, isolation: isolated (any Actor)? = #isolation,
@@ -118,9 +138,11 @@ public final class WebDAVServer: Sendable {
     }
 
     /// The last lines of the server's log (and Apache's error log), for failure messages.
-    public func logTail() -> String {
+    public func logTail() -> String { Self.logTail(kind, process: process, work: workURL) }
+
+    private static func logTail(_ kind: Kind, process: SpawnedServer, work: URL) -> String {
         var text = "--- \(kind)\n" + process.logTail()
-        let errorLog = workURL.appendingPathComponent("logs/error.log")
+        let errorLog = work.appendingPathComponent("logs/error.log")
         if let apacheErrors = try? String(contentsOf: errorLog, encoding: .utf8) {
             text += "\n--- \(errorLog.path):\n" + apacheErrors.split(separator: "\n").suffix(15).joined(separator: "\n")
         }
@@ -138,11 +160,10 @@ public final class WebDAVServer: Sendable {
 
     // MARK: Starting
 
-    private func waitUntilAnswering() async throws {
-        let port = self.port
-        try await Polling.until("\(kind) to answer on 127.0.0.1:\(port)", details: { self.logTail() }) {
+    private static func waitUntilAnswering(_ kind: Kind, process: SpawnedServer, work: URL, port: UInt16) async throws {
+        try await Polling.until("\(kind) to answer on 127.0.0.1:\(port)", details: { logTail(kind, process: process, work: work) }) {
             guard process.isRunning else {
-                throw FixtureFailure(description: "\(kind) exited while starting\n\(logTail())")
+                throw FixtureFailure(description: "\(kind) exited while starting\n\(logTail(kind, process: process, work: work))")
             }
             return (try? await offCooperativePool {
                 try LoopbackHTTP.request(port: port, method: "OPTIONS", path: "/", timeout: 5)
