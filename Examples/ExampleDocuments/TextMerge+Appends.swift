@@ -43,10 +43,4 @@ extension TextMerge {
         guard !a.isEmpty else { return true }
         return a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
-
-    /// The ending (`\r\n` or `\n`) of the last line feed in `bytes`, `nil` when there is none.
-    private static func lastLineEnding(in bytes: Data) -> [UInt8]? {
-        guard let index = bytes.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
-        return index > bytes.startIndex && bytes[index - 1] == UInt8(ascii: "\r") ? [UInt8(ascii: "\r"), UInt8(ascii: "\n")] : [UInt8(ascii: "\n")]
-    }
 }

@@ -228,7 +228,7 @@ public enum TextMerge {
     }
 
     /// The last line ending in `bytes` (`\r\n` or `\n`), if any.
-    private static func lastLineEnding(in bytes: ArraySlice<UInt8>) -> [UInt8]? {
+    static func lastLineEnding<Bytes: BidirectionalCollection<UInt8>>(in bytes: Bytes) -> [UInt8]? where Bytes.Index == Int {
         guard let index = bytes.lastIndex(of: newline) else { return nil }
         return index > bytes.startIndex && bytes[index - 1] == carriageReturn ? [carriageReturn, newline] : [newline]
     }
