@@ -95,7 +95,7 @@ let package = Package(
                           swiftSettings: strict),
         .target(name: "BenchmarkSupport", dependencies: ["CloudDocuments", "SystemSupport"], swiftSettings: strict),
         .executableTarget(name: "key-value-benchmark", dependencies: ["Ubiquity", "BenchmarkSupport", "SystemSupport"], swiftSettings: strict),
-        .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport"],
+        .executableTarget(name: "document-benchmark", dependencies: ["CloudDocuments", "ExampleDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),
         .executableTarget(name: "versions-benchmark", dependencies: ["CloudDocuments", "BenchmarkSupport", "CSystemShim"],
                           swiftSettings: strict),

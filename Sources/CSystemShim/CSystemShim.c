@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>       // fstatfs
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -84,6 +85,12 @@ int cshim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+long cshim_file_system_type(int fd) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -1;
+    return (long)info.f_type;
 }
 
 int cshim_ficlone(int dest_fd, int src_fd) {

@@ -135,6 +135,15 @@ int cshim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// Only the file's owner (or root) may ask for it: others get EPERM.
 #define CSHIM_O_NOATIME 0x40000
 
+/// `O_PATH` (glibc's, from <fcntl.h> under `_GNU_SOURCE`; 010000000): a descriptor that names a
+/// file without opening it — no permission to read it is needed, no file system's `open` or
+/// `release` runs — and keeps it from being freed while it is open.
+#define CSHIM_O_PATH 0x200000
+
+/// The type of the file system holding the file open as `fd` (`fstatfs(2)`'s `f_type`, a magic
+/// number of <linux/magic.h>), or -1 with `errno` set.
+long cshim_file_system_type(int fd);
+
 // Open-file-description lock commands of `fcntl(2)` (glibc's `F_OFD_GETLK`, `F_OFD_SETLK`,
 // `F_OFD_SETLKW`, from <fcntl.h>), used with a `struct flock` whose `l_pid` is 0.
 /// Which lock, if any, would conflict with the one described (nothing is locked).

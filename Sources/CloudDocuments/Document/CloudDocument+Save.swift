@@ -108,6 +108,9 @@ extension CloudDocument {
                     return self.record(outcome)
                 }
             }
+            // The files replaced are freed after the folder's flush, off this save's path
+            // (ReplacedFileRelease): on the lifecycle queue, right after this operation.
+            defer { folderFlush.releaseReplacedFiles(on: origin.runsOnLifecycleQueue ? lifecycleQueue : nil) }
             do throws(SystemCallError) { try folderFlush.flush() } catch {
                 // In place but not durable: the document keeps counting its contents as unsaved,
                 // so its next save (or autosave) writes them again.

@@ -19,8 +19,12 @@ import SystemSupport
 ///
 /// `@unchecked Sendable`: never shared — one save's thread creates, fills and flushes it; the
 /// thread-local list (`ThreadLocalList`) holds it only while `collecting` runs on that thread.
+///
+/// It also carries the descriptors of the files the save replaced (`ReplacedFileRelease`), released
+/// once the folder is flushed (`releaseReplacedFiles(on:)`, or `deinit` when the save failed).
 final class DeferredFolderFlush: @unchecked Sendable {
     private var folders: [(descriptor: Int32, path: String)] = []
+    private var replacedFiles: [Int32] = []
 
     /// The collectors of the calling thread's `collecting` calls, innermost last.
     private static let collectors = ThreadLocalList<DeferredFolderFlush>()
@@ -35,9 +39,19 @@ final class DeferredFolderFlush: @unchecked Sendable {
         return try body()
     }
 
-    /// Takes `descriptor` (an open folder whose flush is owed): closed by `flush()` or `deinit`.
-    func adopt(_ descriptor: Int32, path: String) {
+    /// Takes `descriptor` (an open folder whose flush is owed): closed by `flush()` or `deinit`;
+    /// and `replaced` (a held replaced file, or -1), released by `releaseReplacedFiles(on:)` or
+    /// `deinit`.
+    func adopt(_ descriptor: Int32, path: String, replaced: Int32 = -1) {
         folders.append((descriptor, path))
+        if replaced >= 0 { replacedFiles.append(replaced) }
+    }
+
+    /// Releases the replaced files adopted (`ReplacedFileRelease.release(_:on:)`: in a block on
+    /// `queue`, the save's own serial queue). Call after `flush()`.
+    func releaseReplacedFiles(on queue: DispatchQueue?) {
+        for descriptor in replacedFiles { ReplacedFileRelease.release(descriptor, on: queue) }
+        replacedFiles.removeAll()
     }
 
     /// `fsync`s and closes every folder adopted. Throws the first failure (`call`, `path`,
@@ -58,5 +72,6 @@ final class DeferredFolderFlush: @unchecked Sendable {
 
     deinit {
         for folder in folders { _ = Glibc.close(folder.descriptor) }
+        for descriptor in replacedFiles { ReplacedFileRelease.release(descriptor, on: nil) }
     }
 }

@@ -12,7 +12,10 @@ import Glibc
 /// ours) where it does not have them yet; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
 /// race); `fsync` the folder (a document's save makes that last `fsync` after releasing its
-/// write lock, before it returns: `DeferredFolderFlush`). On any failure before the rename, the temporary file is removed,
+/// write lock, before it returns: `DeferredFolderFlush`). On a local disk the file replaced is
+/// held by a path-only descriptor across the rename and freed after the folder's `fsync`, off the
+/// save's path (`ReplacedFileRelease`): the rename no longer waits for its blocks to be given
+/// back. On any failure before the rename, the temporary file is removed,
 /// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
 /// while it is written, and a save first removes the temporary items of earlier saves of the
 /// same target whose writer died (`kill -9`, a crash), never those of a live one (in a folder of
@@ -52,6 +55,7 @@ public enum SafeSave {
     ///   flushed (the rename happened; a power loss could still bring the old file back) or the
     ///   file could not be closed after its contents were flushed.
     public static func write(_ data: Data, to url: URL, creating: Bool, progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
+        ReplacedFileRelease.closePending()
         let paths = try SavePaths(for: url)
         // One descriptor of the folder serves the look for strays and the final `fsync`. When
         // the folder cannot be opened, the save goes on: it fails where it did before (creating
@@ -81,6 +85,8 @@ public enum SafeSave {
             throw .forSave(error, target: url, folder: paths.folder)
         }
 
+        // The file replaced is freed after the save, not inside the rename (ReplacedFileRelease).
+        var replaced: Int32 = -1
         do throws(SystemCallError) {
             try writeChunks(of: data, to: file, injectionKey: paths.injectionKey) { progress?(Int64($0)) }
             try checkInjectedFailure(.setPermissions, key: paths.injectionKey, path: paths.temporary)
@@ -90,8 +96,10 @@ public enum SafeSave {
             try checkInjectedFailure(.fsync, key: paths.injectionKey, path: paths.temporary)
             try file.sync()
             try checkInjectedFailure(.rename, key: paths.injectionKey, path: paths.target)
+            if !creating, let existing { replaced = ReplacedFileRelease.hold(paths.targetPath, found: existing, folder: folder) }
             try moveFileIntoPlace(paths.temporaryPath, to: paths.targetPath, creating: creating)
         } catch {
+            ReplacedFileRelease.closeNow(replaced)
             POSIX.removeFileQuietly(paths.temporaryPath)  // still locked: no reclaimer touches it meanwhile
             _ = Glibc.close(file.rawValue)
             if creating && error.code == EEXIST { throw .alreadyExists(url) }
@@ -106,20 +114,31 @@ public enum SafeSave {
         do throws(SystemCallError) {
             try checkInjectedFailure(.directoryFsync, key: paths.injectionKey, path: paths.folder)
             if folder >= 0, let deferral = DeferredFolderFlush.current {
-                // A document's save flushes the folder after its write lock (DeferredFolderFlush).
-                deferral.adopt(folder, path: paths.folder)
+                // A document's save flushes the folder after its write lock (DeferredFolderFlush),
+                // and releases the replaced file after that.
+                deferral.adopt(folder, path: paths.folder, replaced: replaced)
                 folder = -1
+                replaced = -1
             } else if folder >= 0 {
                 try FileDescriptor(rawValue: folder, path: paths.folder).sync()
             } else {
                 try POSIX.syncDirectory(paths.folderPath)
             }
         } catch {
+            ReplacedFileRelease.release(replaced, on: nil)
             throw .saveFailed(url, reason: "the new contents are in place, but the folder could not be flushed to disk (\(error.call))", errno: error.errno)
         }
+        ReplacedFileRelease.release(replaced, on: nil)
         if let closeFailure {
             throw .saveFailed(url, reason: "the new contents are in place, but closing the file failed (\(closeFailure.call))", errno: closeFailure.errno)
         }
+    }
+
+    /// Returns once the files replaced by the saves that have returned are freed (they are freed
+    /// after a save, off its path: see `ReplacedFileRelease`). For benchmarks, so that the next
+    /// measured save does not share the disk with the freeing. Any thread; blocks.
+    package static func waitForReplacedFilesToBeFreed() {
+        ReplacedFileRelease.waitUntilReleased()
     }
 
     /// Writes `data` to `file` in chunks of ``chunkSize``, checking for an injected `.write` failure
