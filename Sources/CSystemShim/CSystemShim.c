@@ -28,6 +28,7 @@ _Static_assert(CSHIM_RENAME_EXCHANGE == RENAME_EXCHANGE, "RENAME_EXCHANGE");
 _Static_assert(CSHIM_SEEK_DATA == SEEK_DATA, "SEEK_DATA");
 _Static_assert(CSHIM_SEEK_HOLE == SEEK_HOLE, "SEEK_HOLE");
 _Static_assert(CSHIM_O_NOATIME == O_NOATIME, "O_NOATIME");
+_Static_assert(CSHIM_O_PATH == O_PATH, "O_PATH");
 // The getdents64 record must have glibc's struct dirent64 layout (the kernel's linux_dirent64).
 _Static_assert(offsetof(struct cshim_dirent64, d_ino) == offsetof(struct dirent64, d_ino), "d_ino");
 _Static_assert(offsetof(struct cshim_dirent64, d_off) == offsetof(struct dirent64, d_off), "d_off");

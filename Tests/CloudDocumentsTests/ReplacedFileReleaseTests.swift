@@ -111,3 +111,58 @@ struct ReplacedFileReleaseTests {
         }
     }
 }
+
+/// The space rule, on a real local disk: a disk with room for one more copy of the file (the
+/// temporary one) but not two takes save after save, as it did when the rename freed the old file.
+@Suite("SafeSave on a nearly full local disk", .serialized)
+struct ReplacedFileReleaseFullDiskTests {
+    /// Fills the disk of `folder` until `room` bytes are left (a filler file, written whole).
+    static func fill(_ folder: URL, leaving room: Int) throws {
+        let filler = folder.appendingPathComponent("filler")
+        let size = SmallExt4.freeBytes(folder) - room
+        #expect(size > 0)
+        try Data(count: max(0, size)).write(to: filler)
+    }
+
+    @Test("save after save of a 200 KiB file, each with room for its temporary copy only, all succeed; every byte is the last save's",
+          .enabled(if: SmallExt4.isAvailable, Comment(rawValue: SmallExt4.unavailableMessage)))
+    func plainSavesOnANearlyFullDisk() throws {
+        try Scratch.with("replaced-full") { outer in
+            try SmallExt4.withMount(kibibytes: 2048, inside: outer) { disk in
+                let url = disk.appendingPathComponent("doc.bin")
+                let size = 200 * 1024
+                try SafeSave.write(Data(repeating: 0, count: size), to: url, creating: true)
+                // Room for the temporary copy and a little more, never for a second old file.
+                try Self.fill(disk, leaving: size + 64 * 1024)
+                #expect(ReplacedFileReleaseTests.holds(in: disk))
+                for round in 1...40 {
+                    try SafeSave.write(Data(repeating: UInt8(round), count: size), to: url, creating: false)
+                }
+                #expect(try Data(contentsOf: url) == Data(repeating: 40, count: size))
+                SafeSave.waitForReplacedFilesToBeFreed()
+                #expect(ReplacedFileReleaseTests.heldRemovedFiles(in: disk) == 0)
+            }
+        }
+    }
+
+    @Test("a document saved over and over on a disk with room for one more copy: every save succeeds",
+          .enabled(if: SmallExt4.isAvailable, Comment(rawValue: SmallExt4.unavailableMessage)))
+    @MainActor func documentSavesOnANearlyFullDisk() async throws {
+        let outer = try Scratch("replaced-full-document")
+        defer { outer.remove() }
+        try await SmallExt4.withMountAsync(kibibytes: 2048, inside: outer.url) { disk in
+            let url = disk.appendingPathComponent("note.txt")
+            let note = PlainNote(fileURL: url)
+            let size = 200 * 1024
+            note.text = String(repeating: "a", count: size)
+            try await note.saveThrowing(to: url, for: .forCreating)
+            try Self.fill(disk, leaving: size + 64 * 1024)
+            for round in 0..<40 {
+                note.text = String(repeating: String(UnicodeScalar(UInt8(ascii: "b") + UInt8(round % 20))), count: size)
+                try await note.saveThrowing(to: url, for: .forOverwriting)
+            }
+            try await note.closeThrowing()
+            #expect(text(at: url) == note.text)
+        }
+    }
+}

@@ -46,7 +46,7 @@ struct VersionStorePathIndexTests {
             #expect(store.itemID(recordedAt: "/b.txt") == id)
             // A line cut short by a crash, then a whole one after it.
             let other = UUID().uuidString
-            FileManager.default.createFile(atPath: store.pathIndexFile("/c.txt"), contents: Data(UUID().uuidString.prefix(10).utf8))
+            _ = FileManager.default.createFile(atPath: store.pathIndexFile("/c.txt"), contents: Data(UUID().uuidString.prefix(10).utf8))
             try store.makeFolders(store.itemFolder(other))
             try store.writeItemRecord(ItemRecord(id: other, path: "/c.txt"))
             #expect(store.itemID(recordedAt: "/b.txt") == id)

@@ -22,10 +22,9 @@ import SystemSupport
 ///   cut before that finds the old file whole (the plain `rename` frees them before the folder's
 ///   `fsync`).
 /// - **No fuller disk for the next save.** Every ``SafeSave`` write first closes what is still
-///   waiting (``closePending()``): a file replaced by a save that has returned is freed, or being
-///   freed by a release already running, before the next save writes; the next save of the same
-///   document always finds it freed (its release is queued on the document's serial queue ahead of
-///   that save). Other writers of the disk may see the space some microseconds later than before.
+///   waiting and waits for a release that is closing right now (``closePending()``): a file
+///   replaced by a save that has returned is freed before the next save writes. Other writers of
+///   the disk may see the space some microseconds later than before.
 /// - **Local disks only** (ext2/3/4, XFS, Btrfs, F2FS, bcachefs; `fstatfs` of the folder): on NFS
 ///   an unlinked file still in use is renamed to `.nfs…` instead, and elsewhere (tmpfs, FUSE)
 ///   freeing costs the save nothing worth a descriptor. A file with other hard links is not
@@ -33,9 +32,10 @@ import SystemSupport
 ///
 /// Never hang: `pending` is a leaf lock, held only to take or add descriptors; `closing` is held
 /// while closing them and takes only `pending` inside; closing an `O_PATH` descriptor calls no
-/// file system's `release` and waits for no other process. A save waits for `closing` only when it
-/// finds descriptors waiting (a release queued but not yet run). At most one descriptor per save
-/// in flight is held, and only until the release runs. Any thread.
+/// file system's `release` and waits for no other process. A save waits for `closing` only while a
+/// release is freeing a file (microseconds for a small one, milliseconds for a large one: the time
+/// the previous save's rename used to spend on it). At most one descriptor per save in flight is
+/// held, and only until the release runs. Any thread.
 enum ReplacedFileRelease {
     /// Descriptors waiting to be closed.
     private static let pending = Locked<[Int32]>([])
@@ -83,17 +83,10 @@ enum ReplacedFileRelease {
         if descriptor >= 0 { _ = Glibc.close(descriptor) }
     }
 
-    /// Closes every descriptor still waiting (see "No fuller disk" above). Cheap when none is:
-    /// one uncontended lock.
+    /// Closes every descriptor still waiting, and waits for a release closing some right now (see
+    /// "No fuller disk" above): once it returns, every file replaced by a save that had returned is
+    /// freed. Cheap when nothing is waiting: two uncontended locks.
     static func closePending() {
-        guard pending.withLock({ !$0.isEmpty }) else { return }
-        closeAllWaiting()
-    }
-
-    /// Returns once every descriptor released so far is closed, including those a release is
-    /// closing right now (benchmarks: so that the next measured save does not share the disk with
-    /// this one's release).
-    static func waitUntilReleased() {
         closeAllWaiting()
     }
 

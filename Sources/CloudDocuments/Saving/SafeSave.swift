@@ -138,7 +138,7 @@ public enum SafeSave {
     /// after a save, off its path: see `ReplacedFileRelease`). For benchmarks, so that the next
     /// measured save does not share the disk with the freeing. Any thread; blocks.
     package static func waitForReplacedFilesToBeFreed() {
-        ReplacedFileRelease.waitUntilReleased()
+        ReplacedFileRelease.closePending()
     }
 
     /// Writes `data` to `file` in chunks of ``chunkSize``, checking for an injected `.write` failure
