@@ -64,9 +64,37 @@ public final class SyncthingPair: Sendable {
     /// Starts both instances (b, then a, which dials b) and returns once they are connected, idle
     /// and in sync. Throws (after stopping whatever it started) when that does not happen within
     /// `timeout`.
+    ///
+    /// The ports are free when chosen, but another program (a parallel test's server) can take one
+    /// before Syncthing binds it: a start whose instances logged "address already in use" (the GUI
+    /// port: Syncthing exits; the sync port: the pair never connects) is tried again with new
+    /// ports, a few times.
     public static func start(timeout: Duration = .seconds(60)) async throws -> SyncthingPair {
         let syncthing = try RequiredTool.syncthing.require()
         stopOrphans()
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await startOnce(syncthing: syncthing, timeout: timeout)
+            } catch is PortTaken where attempt < startAttempts {
+                continue
+            } catch let error as PortTaken {
+                throw error.underlying
+            }
+        }
+    }
+
+    /// How many times a pair that found a port taken is started again on others.
+    static let startAttempts = 5
+
+    /// A start that failed after an instance logged "address already in use".
+    struct PortTaken: Error {
+        let underlying: any Error
+    }
+
+    /// One try of ``start(timeout:)``, in a work folder of its own.
+    private static func startOnce(syncthing: URL, timeout: Duration) async throws -> SyncthingPair {
         let work = try makeWorkFolder()
         var cleanup: [ToolProcess] = []
         do {
@@ -137,8 +165,9 @@ public final class SyncthingPair: Sendable {
             return pair
         } catch {
             cleanup.forEach { $0.stop() }
+            let portTaken = cleanup.contains { $0.logTail(400).lowercased().contains("address already in use") }
             POSIXCleanup.removeTree(work)
-            throw error
+            throw portTaken ? PortTaken(underlying: error) : error
         }
     }
 
