@@ -1,7 +1,6 @@
 import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 
 /// Whether a thread sleeps in the kernel waiting for a lock — how tests tell "this access must
 /// wait" without a timeout.
@@ -94,8 +93,8 @@ public func contend(_ coordinator: Coordinator = Coordinator(), hangGuard: Durat
 /// through the library's internals with a cancellation token, say.
 public func contend(cancel: @escaping @Sendable () -> Void, hangGuard: Duration = Polling.hangGuard,
                     _ access: @escaping @Sendable () throws -> Void) -> Contention {
-    let thread = Mutex<pid_t?>(nil)
-    let outcome = Mutex<Contention?>(nil)
+    let thread = Locked<pid_t?>(nil)
+    let outcome = Locked<Contention?>(nil)
     let started = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
     Thread {
         thread.withLock { $0 = LockWait.currentThreadID() }

@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 
 /// Two local folders kept in sync by real `rclone bisync` runs (rclone 1.60, Debian 12), patterned
 /// on `../shared/peers/rclone-bisync.sh`. Each ``run()`` is one bisync run, like a cron job would
@@ -22,7 +22,7 @@ public final class RcloneBisync: Sendable {
     /// The temporary folder holding both paths and bisync's working folder.
     public let workURL: URL
     /// Whether the listings exist (a run succeeded), so later runs need no `--resync`.
-    private let hasListings = Mutex(false)
+    private let hasListings = Locked(false)
     private let rclone: URL
 
     /// The name of the subfolder both folders hold and tests leave alone.

@@ -1,6 +1,6 @@
+import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 
 /// Two real, linked Syncthing instances on 127.0.0.1 sharing one folder: `a` syncs
 /// ``folder(_:)`` `.a`, `b` syncs `.b`. Patterned on `../shared/peers/syncthing-pair.sh`.
@@ -32,7 +32,7 @@ public final class SyncthingPair: Sendable {
     private let guiPorts: [Side: UInt16]
     private let apiKeys: [Side: String]
     private let processes: [Side: ToolProcess]
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     /// The synced folder of one side.
     public func folder(_ side: Side) -> URL { folders[side]! }

@@ -1,6 +1,6 @@
+import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 
 /// A real program started by a test fixture (Syncthing, rclone), with its output in a log file.
 /// It is stopped only by its own PID: `stop()` sends SIGTERM, waits up to 5 s, then SIGKILL.
@@ -9,7 +9,7 @@ public final class ToolProcess: Sendable {
     public let logURL: URL
     public let pid: Int32
     /// The Foundation process; only touched under the lock (Process is not Sendable).
-    private let process: Mutex<Process?>
+    private let process: Locked<Process?>
 
     /// Starts `executable` with `arguments`, the environment of this process plus `environment`,
     /// stdin from /dev/null and stdout + stderr appended to `logURL`.
@@ -31,7 +31,7 @@ public final class ToolProcess: Sendable {
         process.standardError = log
         try process.run()
         pid = process.processIdentifier
-        self.process = Mutex(process)
+        self.process = Locked(process)
     }
 
     public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }

@@ -1,6 +1,6 @@
+import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 
 /// A tiny HTTP/1.1 server on `127.0.0.1` whose answers a test writes by hand: hostile or broken
 /// WebDAV answers (escaping `href`s, malformed XML, an endless body) that no real server gives.
@@ -120,7 +120,7 @@ public final class WebDAVScriptedServer: Sendable {
     }
 }
 
-/// The request lines a ``WebDAVScriptedServer`` received, shared with its thread (behind a `Mutex`).
+/// The request lines a ``WebDAVScriptedServer`` received, shared with its thread (behind a `Locked`).
 private final class RequestLog: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
 }
