@@ -1,6 +1,5 @@
 import FileCoordination
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 @testable import CloudDocuments
@@ -61,7 +60,7 @@ struct SaveDuringMoveNoticeTests {
 
 /// A note that, once, receives `presentedItemDidMove(to:)` while its contents are snapshotted.
 final class MoveNoticeNote: EditableNote {
-    nonisolated let noticeDuringSnapshot = Mutex<URL?>(nil)
+    nonisolated let noticeDuringSnapshot = Locked<URL?>(nil)
 
     override func contents(forType typeName: String) throws -> DocumentContents {
         if let moved = noticeDuringSnapshot.withLock({ value in defer { value = nil }; return value }) {

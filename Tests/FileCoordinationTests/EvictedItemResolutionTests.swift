@@ -1,6 +1,5 @@
 import FileCoordination
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -10,7 +9,7 @@ private final class FakeDownloads: EvictedItemResolver {
     enum Behaviour: Sendable { case download(String), refuse(String), neverAnswer }
     let folder: String
     let behaviour: Behaviour
-    let asked = Mutex<[String]>([])
+    let asked = Locked<[String]>([])
 
     init(folder: URL, behaviour: Behaviour) {
         self.folder = folder.path

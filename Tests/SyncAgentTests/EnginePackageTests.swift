@@ -1,6 +1,5 @@
 import FileCoordination
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 @testable import SyncAgent
@@ -66,7 +65,7 @@ struct EnginePackageTests {
         try devices.write("v2", Self.package + "/index.txt", on: devices.a)
         try devices.write("new", Self.package + "/new.txt", on: devices.a)
         try FileManager.default.removeItem(at: devices.url(devices.a, Self.package + "/media/a.txt"))
-        let seen = Mutex<[Set<String>]>([])
+        let seen = Locked<[Set<String>]>([])
         devices.store.onUpload { paths in
             let names = Set(paths.map(\.description).filter { $0.hasPrefix(Self.package + "/") })
             seen.withLock { $0.append(names) }

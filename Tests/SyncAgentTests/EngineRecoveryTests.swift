@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 @testable import SyncAgent
@@ -108,7 +108,7 @@ struct EngineRecoveryTests {
 
 /// Statuses handed to the callback, in order. Sendable: a mutex guards the list.
 final class StatusLog: Sendable {
-    private let statuses = Mutex<[ContainerSyncStatus]>([])
+    private let statuses = Locked<[ContainerSyncStatus]>([])
     func append(_ status: ContainerSyncStatus) { statuses.withLock { $0.append(status) } }
     var all: [ContainerSyncStatus] { statuses.withLock { $0 } }
 }

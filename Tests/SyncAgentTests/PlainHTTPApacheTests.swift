@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 import SyncAgent
 import Testing
 import TestSupport
@@ -28,12 +28,12 @@ struct PlainHTTPApacheTests {
             let source = scratch.url.appendingPathComponent("source")
             try contents.write(to: source)
             let path = try WebDAVTesting.path("large.bin")
-            let sent = Mutex<(Int64, Int64)>((0, 0))
+            let sent = Locked<(Int64, Int64)>((0, 0))
             _ = try await store.upload(source, to: path, condition: .mustNotExist) { done, total in sent.withLock { $0 = (done, total) } }
             #expect(sent.withLock { $0 } == (Int64(size), Int64(size)))
             #expect(try Data(contentsOf: server.dataURL.appendingPathComponent("large.bin")) == contents)
             let destination = scratch.url.appendingPathComponent("back")
-            let received = Mutex<Int64>(0)
+            let received = Locked<Int64>(0)
             _ = try await store.download(path, to: destination, listedSize: Int64(size)) { done, _ in received.withLock { $0 = done } }
             #expect(received.withLock { $0 } == Int64(size))
             #expect(try Data(contentsOf: destination) == contents)

@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 import SyncAgent
 import Testing
 import TestSupport
@@ -239,7 +239,7 @@ struct PlainHTTPClientTests {
         let contents = Data((0..<3_000_001).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
         let source = scratch.url.appendingPathComponent("source")
         try contents.write(to: source)
-        let last = Mutex<(Int64, Int64)>((0, 0))
+        let last = Locked<(Int64, Int64)>((0, 0))
         let tag = try await store.upload(source, to: try WebDAVTesting.path("big.bin"), condition: .mustNotExist) { sent, total in
             last.withLock { $0 = (sent, total) }
         }

@@ -1,6 +1,6 @@
+import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 import TestSupport
 
 /// A loopback HTTP server for the plain client's tests whose answers are raw bytes written by the
@@ -186,26 +186,9 @@ final class RawHTTPServer: Sendable {
     }
 }
 
-/// What a ``RawHTTPServer`` shares with its thread, behind `Mutex`es: the requests received and the
-/// connection being served (so that `stop()` can shut it down).
-/// The server's shared state. Each value is behind its own `NSLock` (a pthread mutex, which
-/// ThreadSanitizer sees; `Synchronization.Mutex`'s futex it does not, and it reported its
-/// accesses as races).
+/// What a ``RawHTTPServer`` shares with its thread, each behind its own `Locked`: the requests
+/// received and the connection being served (so that `stop()` can shut it down).
 final class RawServerState: Sendable {
-    let log = LockedValue<[RawHTTPServer.Request]>([])
-    let current = LockedValue<Int32>(-1)
-}
-
-/// A value behind an `NSLock`; the lock protects `value`, which is only touched inside `withLock`.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
+    let log = Locked<[RawHTTPServer.Request]>([])
+    let current = Locked<Int32>(-1)
 }

@@ -1,6 +1,6 @@
+import FileCoordination
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 import TestSupport
 @testable import SyncAgent
@@ -67,7 +67,7 @@ struct WebDAVDownloadCapTests {
 
 /// The most bytes a progress callback reported (called on the store's delegate queue).
 final class ReceivedBytes: Sendable {
-    private let value = Mutex<Int64>(0)
+    private let value = Locked<Int64>(0)
     func record(_ count: Int64) { value.withLock { $0 = max($0, count) } }
     var most: Int64 { value.withLock { $0 } }
 }

@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 import SyncAgent
 import Testing
 import TestSupport
@@ -205,7 +205,7 @@ struct WebDAVHostileAnswerTests {
 /// A listing whose href names the server it comes from (known only after it started listening).
 private final class SelfNamingListing: Sendable {
     let href: String
-    let port = Mutex<UInt16>(0)
+    let port = Locked<UInt16>(0)
     init(href: String) { self.href = href }
     func body() -> Data {
         WebDAVHostileAnswerTests.listing(port: 0, href: href.replacingOccurrences(of: "PORT", with: "\(port.withLock { $0 })"))

@@ -1,5 +1,5 @@
+import FileCoordination
 import Foundation
-import Synchronization
 import SyncAgent
 import Testing
 import TestSupport
@@ -136,7 +136,7 @@ struct WebDAVRoundTripTests {
             let source = scratch.url.appendingPathComponent("large.bin")
             try Data(bytes).write(to: source)
             let path = try WebDAVTesting.path("large.bin")
-            let sent = Mutex<[Int64]>([])
+            let sent = Locked<[Int64]>([])
             _ = try await store.upload(source, to: path, condition: .mustNotExist) { done, total in
                 sent.withLock { $0.append(done) }
                 #expect(total == Int64(size) || total <= 0)
@@ -147,7 +147,7 @@ struct WebDAVRoundTripTests {
             #expect(try await store.item(at: path)?.size == Int64(size))
 
             let destination = scratch.url.appendingPathComponent("back.bin")
-            let received = Mutex<[(Int64, Int64?)]>([])
+            let received = Locked<[(Int64, Int64?)]>([])
             let tag = try await store.download(path, to: destination) { done, total in
                 received.withLock { $0.append((done, total)) }
             }
