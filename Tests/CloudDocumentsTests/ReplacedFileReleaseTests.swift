@@ -23,7 +23,7 @@ struct ReplacedFileReleaseTests {
     static func holds(in folder: URL) -> Bool {
         let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if descriptor >= 0 { close(descriptor) } }
-        return ReplacedFileRelease.isOnLocalDisk(folder: descriptor)
+        return ReplacedFileRelease.defersFreeing(inFolder: descriptor)
     }
 
     @Test("a save that collects its folder's flush holds the replaced file until it releases it, then nothing is held")
@@ -92,6 +92,31 @@ struct ReplacedFileReleaseTests {
         try deferral.collecting { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
         #expect(Self.heldRemovedFiles(in: folder) == 0)
         try deferral.flush()
+    }
+
+    @Test("a file taking more than 16 MiB on the disk is not held: its rename frees it, as before")
+    func largeFileNotHeld() throws {
+        try Scratch.with { folder in
+            let url = folder.appendingPathComponent("big.bin")
+            try Data(repeating: 7, count: ReplacedFileRelease.largestHeld + 4096).write(to: url)
+            let deferral = DeferredFolderFlush()
+            try deferral.collecting { try SafeSave.write(Data("small now".utf8), to: url, creating: false) }
+            #expect(Self.heldRemovedFiles(in: folder) == 0)
+            try deferral.flush()
+            #expect(text(at: url) == "small now")
+        }
+    }
+
+    @Test("a save asked by another coordinator's read (a presenter save) releases the replaced file too")
+    @MainActor func presenterSaveReleases() async throws {
+        try await withOpenNote(containing: "old") { folder, url, document in
+            document.edit("new, unsaved")
+            #expect(try await coordinatedText(at: url) == "new, unsaved")
+            #expect(!document.hasUnsavedChanges)
+            SafeSave.waitForReplacedFilesToBeFreed()
+            #expect(Self.heldRemovedFiles(in: folder) == 0)
+            try await document.closeThrowing()
+        }
     }
 
     @Test("a document's 200 saves leave no replaced file held once released, and the file holds the last one")

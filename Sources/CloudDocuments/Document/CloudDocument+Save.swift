@@ -99,6 +99,10 @@ extension CloudDocument {
             // the next writer of the file need not wait for it; this save still returns only
             // once it is made.
             let folderFlush = DeferredFolderFlush()
+            // Files replaced by earlier saves and not yet freed are freed now, before the write
+            // lock (ReplacedFileRelease): never inside it, and never after this save's conflict
+            // version or temporary file needed the space.
+            ReplacedFileRelease.closePending()
             let record = try folderFlush.collecting {
                 try coordinator.coordinate(writingItemAt: url) { target in
                     saveLock.lock()
@@ -108,10 +112,12 @@ extension CloudDocument {
                     return self.record(outcome)
                 }
             }
-            // The files replaced are freed after the folder's flush, off this save's path
+            let flushFailure: SystemCallError?
+            do throws(SystemCallError) { try folderFlush.flush(); flushFailure = nil } catch { flushFailure = error }
+            // The files replaced are freed once the folder is flushed, off this save's path
             // (ReplacedFileRelease): on the lifecycle queue, right after this operation.
-            defer { folderFlush.releaseReplacedFiles(on: origin.runsOnLifecycleQueue ? lifecycleQueue : nil) }
-            do throws(SystemCallError) { try folderFlush.flush() } catch {
+            folderFlush.releaseReplacedFiles(on: origin.runsOnLifecycleQueue ? lifecycleQueue : nil)
+            if let error = flushFailure {
                 // In place but not durable: the document keeps counting its contents as unsaved,
                 // so its next save (or autosave) writes them again.
                 update { storage in storage.changes.forgetSaved() }

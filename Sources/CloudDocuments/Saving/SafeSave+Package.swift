@@ -32,6 +32,7 @@ extension SafeSave {
     /// Threading: synchronous and blocking; any thread.
     public static func writePackage(_ package: FilePackage, to url: URL, creating: Bool,
                                     progress: ((Int64) -> Void)? = nil) throws(DocumentError) {
+        ReplacedFileRelease.closePending()
         let paths = try SavePaths(for: url)
         StrayTemporaryFiles.reclaimIfDue(besideTarget: paths.target)
         let existing: stat?

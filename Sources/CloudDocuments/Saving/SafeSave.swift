@@ -12,10 +12,10 @@ import Glibc
 /// ours) where it does not have them yet; `fsync` it; rename it over the target
 /// (`renameat2(RENAME_NOREPLACE)` when creating, so an existing file is never replaced even by a
 /// race); `fsync` the folder (a document's save makes that last `fsync` after releasing its
-/// write lock, before it returns: `DeferredFolderFlush`). On a local disk the file replaced is
-/// held by a path-only descriptor across the rename and freed after the folder's `fsync`, off the
-/// save's path (`ReplacedFileRelease`): the rename no longer waits for its blocks to be given
-/// back. On any failure before the rename, the temporary file is removed,
+/// write lock, before it returns: `DeferredFolderFlush`). On ext2/3/4 the file replaced (up to
+/// 16 MiB) is held by a path-only descriptor across the rename and freed after the folder's
+/// `fsync`, off the save's path (`ReplacedFileRelease`): the rename no longer waits for its blocks
+/// to be given back. On any failure before the rename, the temporary file is removed,
 /// the original is untouched, and a ``DocumentError`` says why. The temporary item stays locked
 /// while it is written, and a save first removes the temporary items of earlier saves of the
 /// same target whose writer died (`kill -9`, a crash), never those of a live one (in a folder of
