@@ -1,7 +1,6 @@
 import CSystemShim
 import Foundation
 import Glibc
-import Synchronization
 
 /// A server program (Apache, WsgiDAV, `rclone serve`) started for the tests' `WebDAVServer`, the
 /// `sync-benchmark` and the `sync-demo`, spawned with `posix_spawn` in a process group of
@@ -16,10 +15,10 @@ package final class SpawnedServer: Sendable {
     package let pid: pid_t
     package let logURL: URL
     /// Whether the server was reaped.
-    private let reaped = Mutex(false)
+    private let reaped = LockedFlag(false)
     /// Whether ``stop()`` ran (its process-group kills are never repeated: the group's number could
     /// be reused once all its members are gone).
-    private let stopped = Mutex(false)
+    private let stopped = LockedFlag(false)
 
     /// Starts `executable` with `arguments` and this process's environment plus `environment`.
     /// - Throws: ``LocalServerError`` when the log cannot be opened or the spawn fails.

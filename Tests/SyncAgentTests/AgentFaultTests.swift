@@ -103,8 +103,13 @@ struct AgentFaultTests {
                 if case .offline = devices.status("A")?.state { return true }
                 return false
             }
-            let status = try devices.clouddocs("A", ["agent", "status"])
-            #expect(status.output.contains("offline"), "\(status.output)")
+            // The agent tries again with back-off while the server stays down, and says
+            // "syncing" during each try: the command is asked until it catches "offline".
+            var status = ""
+            try await Polling.until("`clouddocs agent status` says offline", details: { status }) {
+                status = try devices.clouddocs("A", ["agent", "status"]).output
+                return status.contains("offline")
+            }
             #expect(!FileManager.default.fileExists(atPath: server.dataURL.appending(path: "\(AgentDevices.container)/Documents/queued.txt").path))
             try server.setUnavailable(false)
             #expect(try devices.clouddocs("A", ["agent", "sync-now"]).status == 0)
