@@ -205,6 +205,11 @@ import Testing
         create(composed)
         #expect(recorder.waitForUpdates { $0.added.count == 1 })
         create(decomposed)
+        // Waited for as an update (the results can hold it a moment before the update reaches the
+        // recorder's queue), then the query settled, so a late "changed" would show.
+        #expect(recorder.waitForUpdates { update in
+            update.added.map { Array($0.name.utf8) }.sorted { $0.lexicographicallyPrecedes($1) } == both
+        })
         settle(query)
         recorder.drain()
         #expect(names(recorder.merged.added) == both)
