@@ -26,12 +26,19 @@ struct ReplacedFileReleaseTests {
         return ReplacedFileRelease.defersFreeing(inFolder: descriptor)
     }
 
+    /// Saves `text` over `url` the way a document's save does: with a collector of the folder's
+    /// flush (and of the replaced file) on this thread. Returns the collector, not yet flushed.
+    static func saveCollecting(_ text: String, to url: URL) throws -> DeferredFolderFlush {
+        let deferral = DeferredFolderFlush()
+        try deferral.collecting { try SafeSave.write(Data(text.utf8), to: url, creating: false) }
+        return deferral
+    }
+
     @Test("a save that collects its folder's flush holds the replaced file until it releases it, then nothing is held")
     func heldUntilReleased() throws {
         try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "old", in: folder)
-            let deferral = DeferredFolderFlush()
-            try deferral.collecting { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
+            let deferral = try Self.saveCollecting("new", to: url)
             #expect(Self.heldRemovedFiles(in: folder) == (Self.holds(in: folder) ? 1 : 0))
             #expect(text(at: url) == "new")
             try deferral.flush()
@@ -46,8 +53,7 @@ struct ReplacedFileReleaseTests {
         try Scratch.with { folder in
             let url = try makeFile("doc.txt", containing: "old", in: folder)
             do {
-                let deferral = DeferredFolderFlush()
-                try deferral.collecting { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
+                _ = try Self.saveCollecting("new", to: url)
             }
             SafeSave.waitForReplacedFilesToBeFreed()
             #expect(Self.heldRemovedFiles(in: folder) == 0)
@@ -73,8 +79,7 @@ struct ReplacedFileReleaseTests {
             let url = try makeFile("doc.txt", containing: "old", in: folder)
             let other = folder.appendingPathComponent("other-link")
             #expect(link(url.path, other.path) == 0)
-            let deferral = DeferredFolderFlush()
-            try deferral.collecting { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
+            let deferral = try Self.saveCollecting("new", to: url)
             #expect(Self.heldRemovedFiles(in: folder) == 0)
             #expect(text(at: other) == "old")
             try deferral.flush()
@@ -88,8 +93,7 @@ struct ReplacedFileReleaseTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try makeFile("doc.txt", containing: "old", in: folder)
-        let deferral = DeferredFolderFlush()
-        try deferral.collecting { try SafeSave.write(Data("new".utf8), to: url, creating: false) }
+        let deferral = try Self.saveCollecting("new", to: url)
         #expect(Self.heldRemovedFiles(in: folder) == 0)
         try deferral.flush()
     }
@@ -99,8 +103,7 @@ struct ReplacedFileReleaseTests {
         try Scratch.with { folder in
             let url = folder.appendingPathComponent("big.bin")
             try Data(repeating: 7, count: ReplacedFileRelease.largestHeld + 4096).write(to: url)
-            let deferral = DeferredFolderFlush()
-            try deferral.collecting { try SafeSave.write(Data("small now".utf8), to: url, creating: false) }
+            let deferral = try Self.saveCollecting("small now", to: url)
             #expect(Self.heldRemovedFiles(in: folder) == 0)
             try deferral.flush()
             #expect(text(at: url) == "small now")
